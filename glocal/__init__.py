@@ -1,0 +1,12 @@
+"""glocal: multi-label learning with global and local label correlations, on pymanopt.
+
+The GLOCAL method of Zhu, Kwok & Zhou (IEEE TKDE 2018), with missing labels, as a
+scikit-learn estimator whose alternating blocks are pymanopt problems.
+"""
+
+from ._validation import from_signed_labels
+from .estimator import GLOCAL
+
+__version__ = "0.1.0"
+
+__all__ = ["GLOCAL", "from_signed_labels", "__version__"]

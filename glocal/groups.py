@@ -1,0 +1,34 @@
+"""The local groups of GLOCAL: k-means on the features, or a partition the user gives."""
+
+import warnings
+
+import numpy as np
+from sklearn.cluster import KMeans
+
+
+def kmeans_groups(X, n_groups, random_state=None):
+    """Partition the rows of X into ``n_groups`` groups by k-means (k-means++, one run).
+
+    Returns group ids in ``[0, n_groups_found)``; k-means can leave a cluster empty only
+    when X has fewer distinct rows than ``n_groups``, and those empty ids are dropped.
+    """
+    if n_groups == 1:
+        return np.zeros(X.shape[0], dtype=np.intp)
+    labels = KMeans(n_clusters=n_groups, n_init=1, random_state=random_state).fit_predict(X)
+    groups = compact_group_ids(labels)
+    if groups.max() + 1 < n_groups:
+        warnings.warn(f"k-means found only {groups.max() + 1} non-empty groups of the "
+                      f"{n_groups} asked for (X has too few distinct rows)", UserWarning)
+    return groups
+
+
+def compact_group_ids(groups):
+    """Map arbitrary group labels to ids 0, 1, ..., g - 1 (in sorted label order)."""
+    return np.unique(groups, return_inverse=True)[1].astype(np.intp).ravel()
+
+
+def group_index(groups):
+    """The sample indices of every group, for ids in ``[0, g)``."""
+    order = np.argsort(groups, kind="stable")
+    bounds = np.cumsum(np.bincount(groups))[:-1]
+    return np.split(order, bounds)

@@ -1,0 +1,311 @@
+"""The GLOCAL objective (Zhu, Kwok & Zhou, TKDE 2018, Eq. ``eqn:opt``) and its derivatives.
+
+Pure numpy: no pymanopt, no scikit-learn, no I/O. Layout follows the paper for the
+unknowns -- ``U`` (l x k), ``V`` (k x n), ``W`` (d x k), ``Z`` (g x l x k) -- and
+scikit-learn for the data: ``X`` is (n x d), dense or scipy.sparse, so ``W^T X`` of the
+paper is ``P.T`` with ``P = X @ W`` (n x k).
+
+The objective is
+
+    ||J o (Y - U V)||^2 + lam ||V - W^T X||^2 + lam2 (||U||^2 + ||V||^2 + ||W||^2)
+      + sum_m [ lam3 (n_m / n) tr(F_0^T Z_m Z_m^T F_0) + lam4 tr(F_m^T Z_m Z_m^T F_m) ]
+
+with ``F_0 = U W^T X`` and ``F_m = U W^T X_m``. Both manifold terms of group ``m`` are
+quadratic forms in small k x k matrices once ``P`` is known:
+
+    manifold term = sum_m tr(Z_m^T U B_m U^T Z_m),
+    B_m = lam3 (n_m / n) P^T P + lam4 P_m^T P_m                         (k x k),
+
+or, seen from W, sum_m tr(P_m H_m P_m^T) with k x k matrices H_m (`feature_side_weights`),
+so no d x d or n x n matrix is ever needed. Every gradient is the exact gradient of this
+objective (the paper's printed gradients drop a factor 2, and its gradient in U swaps the two
+data terms: see ``shared/paper/NOTES.md``); each is checked against autograd in the tests.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GlocalData:
+    """The fixed data of one fit.
+
+    Attributes
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    Y : ndarray of shape (l, n)
+        The paper's observed label matrix: +1 / -1 on observed entries, 0 on missing ones.
+    J : ndarray of shape (l, n) or None
+        Indicator (float 0/1) of the observed entries; None when every entry is observed.
+    group_index : list of g integer arrays
+        Sample indices of each group (a partition of ``range(n)``).
+    lam, lam2, lam3, lam4 : float
+        The paper's tradeoff parameters.
+    gram : ndarray of shape (d, d) or None
+        X^T X, when products with it are cheaper than with X (see `with_feature_grams`).
+    group_grams : ndarray of shape (g, d, d) or None
+        X_m^T X_m of every group, under the same condition.
+    """
+
+    X: object
+    Y: np.ndarray
+    J: object
+    group_index: list
+    lam: float = 1.0
+    lam2: float = 1.0
+    lam3: float = 0.0
+    lam4: float = 0.0
+    gram: object = None
+    group_grams: object = None
+
+    @property
+    def n_samples(self):
+        return self.Y.shape[1]
+
+    @property
+    def group_fractions(self):
+        """n_m / n for every group."""
+        return np.array([len(idx) for idx in self.group_index]) / self.n_samples
+
+    @property
+    def has_manifold_terms(self):
+        return self.lam3 > 0 or self.lam4 > 0
+
+
+def with_feature_grams(data, memory_limit=2**28):
+    """Attach the second moments of X when multiplying by them is cheaper than by X.
+
+    A product with X^T X costs d^2 per column against 2 nnz(X) through X; the g group
+    moments cost g d^2. Each is kept only when cheaper and within ``memory_limit`` bytes.
+    """
+    X = data.X
+    d = X.shape[1]
+    nnz = X.nnz if hasattr(X, "nnz") else X.size
+    g = len(data.group_index)
+    gram = group_grams = None
+    if d * d < 2 * nnz and 8 * d * d <= memory_limit:
+        gram = _dense(X.T @ X)
+        if (data.has_manifold_terms and g * d * d < 2 * nnz
+                and 8 * g * d * d <= memory_limit):
+            group_grams = np.stack([_dense(X[idx].T @ X[idx]) for idx in data.group_index])
+    return replace(data, gram=gram, group_grams=group_grams)
+
+
+def _dense(A):
+    return A.toarray() if hasattr(A, "toarray") else np.asarray(A)
+
+
+def masked(data, A):
+    """J o A (the projection Pi_Omega of the paper)."""
+    return A if data.J is None else data.J * A
+
+
+def label_residual(U, V, data):
+    """J o (U V - Y): the residual of the label factorization on the observed entries."""
+    return masked(data, U @ V - data.Y)
+
+
+def group_grams(P, data):
+    """P_m^T P_m for every group, shape (g, k, k)."""
+    return np.stack([P[idx].T @ P[idx] for idx in data.group_index])
+
+
+def label_side_weights(P, data):
+    """B_m = lam3 (n_m/n) P^T P + lam4 P_m^T P_m, shape (g, k, k).
+
+    With these, the manifold terms of Eq. ``eqn:opt`` are sum_m tr(Z_m^T U B_m U^T Z_m).
+    """
+    grams = group_grams(P, data)
+    total = grams.sum(axis=0)
+    return (data.lam3 * data.group_fractions[:, None, None] * total[None]
+            + data.lam4 * grams)
+
+
+def laplacian_weights(U, Z):
+    """G_m = U^T Z_m Z_m^T U, shape (g, k, k): the label Laplacians seen from the latent space."""
+    T = np.einsum("mlj,lk->mjk", Z, U)  # Z_m^T U
+    return np.einsum("mji,mjk->mik", T, T)
+
+
+def feature_side_weights(G, data):
+    """H_m = lam3 sum_m' (n_m'/n) G_m' + lam4 G_m, shape (g, k, k).
+
+    With these, the manifold terms equal sum_m tr(P_m H_m P_m^T): the form used by the
+    W block, where the unknown enters through P = X W.
+    """
+    global_part = np.tensordot(data.group_fractions, G, axes=1)
+    return data.lam3 * global_part[None] + data.lam4 * G
+
+
+def per_group_product(P, H, data):
+    """Stack of P_m H_m over the groups, in sample order, shape (n, k)."""
+    out = np.empty_like(P)
+    for idx, H_m in zip(data.group_index, H):
+        out[idx] = P[idx] @ H_m
+    return out
+
+
+def manifold_term(U, Z, B):
+    """sum_m tr(Z_m^T U B_m U^T Z_m): both label-manifold regularizers of Eq. ``eqn:opt``."""
+    T = np.einsum("mlj,lk->mjk", Z, U)
+    return float(np.einsum("mjk,mki,mji->", T, B, T))
+
+
+def objective(U, V, W, Z, data, P=None):
+    """The full GLOCAL objective, Eq. ``eqn:opt`` with R = ||U||^2 + ||V||^2 + ||W||^2.
+
+    ``P = X @ W`` may be passed when the caller has it already.
+    """
+    if P is None:
+        P = data.X @ W
+    value = basic_objective(U, V, W, data, P=P)
+    if data.has_manifold_terms:
+        value += manifold_term(U, Z, label_side_weights(P, data))
+    return value
+
+
+def basic_objective(U, V, W, data, P=None):
+    """The basic model, Eq. ``eqn:init``: the objective without the manifold terms."""
+    if P is None:
+        P = data.X @ W
+    return float(
+        np.sum(label_residual(U, V, data) ** 2)
+        + data.lam * np.sum((V - P.T) ** 2)
+        + data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
+    )
+
+
+# --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
+
+def u_cost_grad(U, V, Z, B, data):
+    """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept)."""
+    R = label_residual(U, V, data)
+    cost = np.sum(R ** 2) + data.lam2 * np.sum(U ** 2)
+    grad = R @ V.T + data.lam2 * U
+    if B is not None:
+        T = np.einsum("mlj,lk->mjk", Z, U)
+        TB = T @ B
+        cost += np.einsum("mjk,mjk->", TB, T)
+        grad += np.einsum("mlj,mjk->lk", Z, TB)
+    return float(cost), 2.0 * grad
+
+
+def u_hessp(D, V, Z, B, data):
+    """Hessian of Eq. ``uu`` applied to a direction D."""
+    out = masked(data, D @ V) @ V.T + data.lam2 * D
+    if B is not None:
+        out += np.einsum("mlj,mjk->lk", Z, np.einsum("mlj,lk->mjk", Z, D) @ B)
+    return 2.0 * out
+
+
+def u_row_hessians(V, data):
+    """Per-row Hessian blocks (halved) of Eq. ``uu`` without its manifold terms, (l, k, k).
+
+    Row j of U only meets the columns of V where label j is observed:
+    sum_i J_ji v_i v_i^T + lam2 I. Their inverse is an exact preconditioner for the basic
+    model and a good one with the manifold terms.
+    """
+    k = V.shape[0]
+    if data.J is None:
+        blocks = np.broadcast_to(V @ V.T, (data.Y.shape[0], k, k)).copy()
+    else:
+        outer = np.einsum("ai,bi->iab", V, V).reshape(V.shape[1], k * k)
+        blocks = (data.J @ outer).reshape(-1, k, k)
+    blocks += data.lam2 * np.eye(k)
+    return blocks
+
+
+# --- Block V (Eq. ``uv``): U, W fixed; the manifold terms do not involve V -------------
+
+def v_cost_grad(V, U, P, data):
+    """Terms of Eq. ``uv`` and their gradient in V."""
+    R = label_residual(U, V, data)
+    E = V - P.T
+    cost = np.sum(R ** 2) + data.lam * np.sum(E ** 2) + data.lam2 * np.sum(V ** 2)
+    grad = U.T @ R + data.lam * E + data.lam2 * V
+    return float(cost), 2.0 * grad
+
+
+def v_hessp(D, U, data):
+    """Hessian of Eq. ``uv`` applied to a direction D."""
+    return 2.0 * (U.T @ masked(data, U @ D) + (data.lam + data.lam2) * D)
+
+
+def v_closed_form(U, P, data, chunk=4096):
+    """The paper's column-wise closed form for Eq. ``uv``, batched over columns.
+
+    v_i = (U^T Diag(j_i) U + (lam + lam2) I)^{-1} (lam W^T x_i + U^T Diag(j_i) y_i).
+    With every label observed all columns share one k x k system.
+    """
+    k = U.shape[1]
+    rhs = data.lam * P.T + U.T @ data.Y  # Y is 0 on missing entries
+    ridge = (data.lam + data.lam2) * np.eye(k)
+    if data.J is None:
+        return np.linalg.solve(U.T @ U + ridge, rhs)
+    outer = np.einsum("la,lb->lab", U, U).reshape(U.shape[0], k * k)
+    V = np.empty_like(rhs)
+    for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
+        cols = slice(start, start + chunk)
+        systems = (data.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
+        V[:, cols] = np.linalg.solve(systems, rhs[:, cols].T[..., None])[..., 0].T
+    return V
+
+
+# --- Block W (Eq. ``uw``): U, V, Z fixed ----------------------------------------------
+#
+# In W the whole block is a quadratic form in the group second moments C_m = X_m^T X_m:
+#   lam ||V - W^T X||^2 + sum_m tr(W^T C_m W H_m)
+#     = sum_m tr(W^T C_m W Ht_m) - 2 lam tr(W^T X^T V^T) + lam ||V||^2,  Ht_m = lam I + H_m,
+# with H from `feature_side_weights`. `moment_product` applies sum_m C_m D Ht_m either through
+# X (two products) or through precomputed d x d moments, whichever is cheaper.
+
+def moment_weights(H, data, k):
+    """Ht_m = lam I + H_m, shape (g, k, k); None (meaning lam I for every group) without H."""
+    return None if H is None else H + data.lam * np.eye(k)
+
+
+def moment_product(D, Ht, data):
+    """sum_m X_m^T X_m D Ht_m (with Ht None: lam X^T X D)."""
+    if Ht is None:
+        if data.gram is not None:
+            return data.lam * (data.gram @ D)
+        return data.lam * np.asarray(data.X.T @ (data.X @ D))
+    if data.group_grams is not None:
+        return np.einsum("mab,mbk->ak", data.group_grams, D @ Ht)
+    return np.asarray(data.X.T @ per_group_product(data.X @ D, Ht, data))
+
+
+def w_cost_grad(W, XtV, V_sq_norm, Ht, data):
+    """Terms of Eq. ``uw`` and their gradient in W.
+
+    ``XtV`` is X^T V^T and ``V_sq_norm`` is ||V||^2, both fixed within the block.
+    """
+    S = moment_product(W, Ht, data)
+    cost = (np.sum(W * S) - 2.0 * data.lam * np.sum(W * XtV) + data.lam * V_sq_norm
+            + data.lam2 * np.sum(W ** 2))
+    return float(cost), 2.0 * (S - data.lam * XtV + data.lam2 * W)
+
+
+def w_hessp(D, Ht, data):
+    """Hessian of Eq. ``uw`` applied to a direction D."""
+    return 2.0 * (moment_product(D, Ht, data) + data.lam2 * D)
+
+
+# --- Block Z (Eq. ``uz``): one independent problem per group, solved jointly --------------
+
+def z_cost_grad(Z, U, B):
+    """sum_m tr(Z_m^T U B_m U^T Z_m) and its Euclidean gradient in Z (g x l x k)."""
+    UBU_Z = _apply_label_laplacian_weights(Z, U, B)
+    return float(np.sum(UBU_Z * Z)), 2.0 * UBU_Z
+
+
+def z_hessp(D, U, B):
+    """Euclidean Hessian of the Z block applied to a direction D."""
+    return 2.0 * _apply_label_laplacian_weights(D, U, B)
+
+
+def _apply_label_laplacian_weights(Z, U, B):
+    """U B_m U^T Z_m for every group, without forming the l x l matrices."""
+    T = np.einsum("lk,mlj->mkj", U, Z)  # U^T Z_m
+    return np.einsum("lk,mkj->mlj", U, B @ T)

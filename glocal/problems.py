@@ -1,0 +1,141 @@
+"""One pymanopt `Problem` per block of Algorithm 1, and the optimizers that solve them.
+
+U, V and W live on Euclidean manifolds; the g label-Laplacian factors Z_m live together on
+`UnitRows(g, l, k)` (their problems are independent given U, V, W, so one joint problem is the
+same update as g separate ones, at a g-th of the overhead). Costs, gradients and Hessians come
+from `glocal.objective`; this module only wires them to pymanopt and adds preconditioners.
+"""
+
+import numpy as np
+import pymanopt
+import scipy.linalg
+from pymanopt.manifolds import Euclidean
+from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
+from pymanopt.optimizers.line_search import BackTrackingLineSearcher
+
+from . import objective as obj
+from .manifolds import UnitRows
+
+OPTIMIZERS = ("trust_regions", "conjugate_gradient", "steepest_descent")
+
+
+def run_optimizer(name, problem, start, max_iterations, min_gradient_norm, max_inner):
+    """Run a silent pymanopt optimizer, chosen by name, from ``start``.
+
+    ``steepest_descent`` uses Armijo backtracking, as the paper's Manopt setting does;
+    ``trust_regions`` caps its inner conjugate-gradient loop at ``max_inner`` steps.
+    """
+    common = dict(max_iterations=max_iterations, min_gradient_norm=min_gradient_norm,
+                  verbosity=0, log_verbosity=0)
+    if name == "trust_regions":
+        return TrustRegions(miniter=1, **common).run(problem, initial_point=start,
+                                                     maxinner=max_inner)
+    if name == "conjugate_gradient":
+        optimizer = ConjugateGradient(**common)
+    elif name == "steepest_descent":
+        optimizer = SteepestDescent(line_searcher=BackTrackingLineSearcher(), **common)
+    else:
+        raise ValueError(f"unknown optimizer {name!r}; expected one of {OPTIMIZERS}")
+    return optimizer.run(problem, initial_point=start)
+
+
+class _CostAndGradient:
+    """Cost and gradient from one evaluation, cached for the last point.
+
+    pymanopt asks for the cost and then the gradient at the same point; both share the
+    residual, so evaluating them together halves the work.
+    """
+
+    def __init__(self, cost_grad):
+        self._cost_grad = cost_grad
+        self._point = None
+        self._value = None
+
+    def __call__(self, point):
+        if point is not self._point:
+            self._value = self._cost_grad(point)
+            self._point = point
+        return self._value
+
+    def cost(self, point):
+        return self(point)[0]
+
+    def gradient(self, point):
+        return self(point)[1]
+
+
+def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True):
+    evaluate = _CostAndGradient(cost_grad)
+    decorate = pymanopt.function.numpy(manifold)
+    hessian = decorate(lambda point, direction: hessp(direction))
+    # On a Euclidean manifold the Euclidean Hessian is the Riemannian one; passing it as such
+    # spares pymanopt a gradient evaluation per Hessian-vector product.
+    hessian_kind = "riemannian_hessian" if euclidean else "euclidean_hessian"
+    kwargs = {hessian_kind: hessian}
+    if preconditioner is not None:
+        kwargs["preconditioner"] = preconditioner
+    problem = pymanopt.Problem(manifold, decorate(evaluate.cost),
+                               euclidean_gradient=decorate(evaluate.gradient), **kwargs)
+    problem.cost_and_gradient = evaluate
+    return problem
+
+
+def u_problem(V, Z, B, data):
+    """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
+
+    Preconditioned by the exact inverse Hessian of the basic model (one k x k block per row).
+    """
+    l, k = data.Y.shape[0], V.shape[0]
+    inverse_blocks = np.linalg.inv(obj.u_row_hessians(V, data)) / 2.0
+
+    def preconditioner(point, vector):
+        return np.einsum("lab,lb->la", inverse_blocks, vector)
+
+    return _problem(Euclidean(l, k), lambda U: obj.u_cost_grad(U, V, Z, B, data),
+                    lambda D: obj.u_hessp(D, V, Z, B, data), preconditioner)
+
+
+def v_problem(U, P, data):
+    """Eq. ``uv``: V with U, W fixed (an alternative to `objective.v_closed_form`)."""
+    return _problem(Euclidean(U.shape[1], data.n_samples),
+                    lambda V: obj.v_cost_grad(V, U, P, data),
+                    lambda D: obj.v_hessp(D, U, data))
+
+
+def w_problem(V, H, data, w_preconditioner):
+    """Eq. ``uw``: W with U, V, Z fixed (H from `objective.feature_side_weights`, or None)."""
+    d, k = data.X.shape[1], V.shape[0]
+    XtV = np.asarray(data.X.T @ V.T)
+    V_sq_norm = float(np.sum(V ** 2))
+    Ht = obj.moment_weights(H, data, k)
+    return _problem(Euclidean(d, k), lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
+                    lambda D: obj.w_hessp(D, Ht, data), w_preconditioner)
+
+
+def z_problem(U, B, shape):
+    """Eq. ``uz`` for all groups at once, on unit-norm rows."""
+    return _problem(UnitRows(*shape), lambda Z: obj.z_cost_grad(Z, U, B),
+                    lambda D: obj.z_hessp(D, U, B), euclidean=False)
+
+
+def make_w_preconditioner(data, max_dense_features=4000):
+    """Approximate inverse Hessian of the W block, built once per fit.
+
+    The exact inverse of the basic model's Hessian, 2 (lam X^T X + lam2 I), through a
+    Cholesky factor when d is moderate; its diagonal otherwise (d x d would not fit).
+    """
+    X = data.X
+    d = X.shape[1]
+    if d <= max_dense_features:
+        gram = data.gram if data.gram is not None else obj._dense(X.T @ X)
+        factor = scipy.linalg.cho_factor(data.lam * gram + data.lam2 * np.eye(d))
+
+        def preconditioner(point, vector):
+            return scipy.linalg.cho_solve(factor, vector) / 2.0
+    else:
+        squares = X.multiply(X) if hasattr(X, "multiply") else X * X
+        diagonal = 2.0 * (data.lam * np.asarray(squares.sum(axis=0)).ravel() + data.lam2)
+
+        def preconditioner(point, vector):
+            return vector / diagonal[:, None]
+    return preconditioner

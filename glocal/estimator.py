@@ -4,19 +4,20 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, MultiOutputMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
+from ._base import MultiLabelMixin
 from .groups import compact_group_ids, group_index, kmeans_groups
 from .objective import GlocalData
 from .problems import OPTIMIZERS
 from .solver import SolverOptions, glocal_fit
 
 
-class GLOCAL(MultiOutputMixin, BaseEstimator):
+class GLOCAL(MultiLabelMixin, BaseEstimator):
     """Multi-label learning with global and local label correlations (Zhu, Kwok & Zhou, 2018).
 
     Learns a low-rank factorization Y ~ U V of the observed labels, a linear map V ~ W^T X
@@ -195,20 +196,6 @@ class GLOCAL(MultiOutputMixin, BaseEstimator):
         check_is_fitted(self)
         X = _validation.check_features(X, self.n_features_in_)
         return np.asarray(X @ self.W_) @ self.U_.T
-
-    def predict(self, X):
-        """Label indicator: 1 where the score is positive (the paper's sign), else 0."""
-        return (self.decision_function(X) > 0).astype(int)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = False
-        tags.target_tags.two_d_labels = True
-        tags.target_tags.one_d_labels = False
-        return tags
 
 
 def _correlations_from_laplacians(Z):

@@ -1,0 +1,109 @@
+"""Multi-label MATLAB ``.mat`` files, in the layouts of the MATLAB multi-label toolboxes.
+
+Two variable layouts are recognised:
+
+* ``train_data``, ``train_target``, ``test_data``, ``test_target``: a predefined split;
+* ``data`` and ``target``.
+
+Data matrices are instances x features. Targets are either instances x labels or, as the
+MATLAB toolboxes store them, labels x instances; the orientation is the one under which
+every target of the file has as many instances as its data matrix (and, for a split, the
+same number of labels). When both fit, i.e. all targets are square, the file holds no
+evidence for the transposed form and instances x labels is assumed, like the data.
+Targets encoded as {0, 1} or {-1, +1} become {0, 1}.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.io import loadmat
+from scipy.io.matlab import MatReadError
+
+from ._base import dataset_bunch, default_names, split_stem
+
+_LAYOUTS = (("train_data", "train_target", "test_data", "test_target"), ("data", "target"))
+
+
+def load_mat(path):
+    """Load a multi-label ``.mat`` file.
+
+    Parameters
+    ----------
+    path : path-like
+        File in one of the layouts described in the module docstring.
+
+    Returns
+    -------
+    Bunch
+        ``X`` (CSR if stored sparse, else a float64 ndarray), ``Y``, ``feature_names``
+        (``x0``, ``x1``, ...), ``label_names`` (``y0``, ``y1``, ...), ``name`` and, for a
+        split, ``train_idx`` and ``test_idx``.
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read, has no known layout, or its matrices do not fit
+        together.
+    """
+    try:
+        contents = loadmat(path)
+    except (MatReadError, ValueError, TypeError, NotImplementedError) as exc:
+        raise ValueError(f"{path}: cannot read MATLAB file: {exc}") from exc
+    layout = next((keys for keys in _LAYOUTS if all(key in contents for key in keys)), None)
+    if layout is None:
+        found = sorted(key for key in contents if not key.startswith("__"))
+        raise ValueError(
+            f"{path}: unknown variable layout {found}; expected 'data' and 'target', or "
+            "'train_data', 'train_target', 'test_data' and 'test_target'"
+        )
+    datas = [_data(contents[key], path, key) for key in layout[0::2]]
+    targets = [contents[key] for key in layout[1::2]]
+    targets = [t.toarray() if sp.issparse(t) else np.atleast_2d(np.asarray(t)) for t in targets]
+    targets = _orient(datas, targets, path)
+    if len({data.shape[1] for data in datas}) > 1:
+        raise ValueError(f"{path}: train_data and test_data have different numbers of columns")
+
+    X = sp.vstack(datas, format="csr") if sp.issparse(datas[0]) else np.vstack(datas)
+    Y = _binary(np.vstack(targets), path)
+    return dataset_bunch(
+        X,
+        Y,
+        default_names("x", X.shape[1]),
+        default_names("y", Y.shape[1]),
+        split_stem(path)[0],
+        n_train=datas[0].shape[0] if len(datas) == 2 else None,
+    )
+
+
+def _data(matrix, path, key):
+    if sp.issparse(matrix):
+        return sp.csr_matrix(matrix, dtype=np.float64)
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2 or not (np.issubdtype(matrix.dtype, np.number) or matrix.dtype == bool):
+        raise ValueError(f"{path}: '{key}' is not a numeric matrix")
+    return matrix.astype(np.float64)
+
+
+def _orient(datas, targets, path):
+    """Targets as instances x labels (see the module docstring for the rule)."""
+    rows = [data.shape[0] for data in datas]
+    as_is = all(t.shape[0] == n for t, n in zip(targets, rows))
+    as_is = as_is and len({t.shape[1] for t in targets}) == 1
+    transposed = all(t.shape[1] == n for t, n in zip(targets, rows))
+    transposed = transposed and len({t.shape[0] for t in targets}) == 1
+    if as_is:
+        return targets
+    if transposed:
+        return [t.T for t in targets]
+    shapes = ", ".join(f"target {t.shape} for data {d.shape}" for t, d in zip(targets, datas))
+    raise ValueError(f"{path}: targets do not match the rows of the data ({shapes})")
+
+
+def _binary(Y, path):
+    values = np.unique(Y)
+    if np.isin(values, (0, 1)).all():
+        return Y
+    if np.isin(values, (-1, 1)).all():
+        return Y > 0
+    raise ValueError(
+        f"{path}: target values must be {{0, 1}} or {{-1, +1}}, found {values[:5].tolist()}"
+    )

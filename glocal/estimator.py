@@ -4,6 +4,7 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -59,6 +60,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
         Solve the V block by the paper's closed form instead of an optimizer.
+    fit_intercept : bool, default=False
+        Not part of the paper's model. When True, a constant feature of value
+        ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
+        that every label gets a bias; this matters for features without a constant offset
+        (e.g. centred data) and for ranking frequent labels.
+    intercept_scaling : float, default=1.0
+        Value of that constant feature.
     random_state : int, RandomState instance or None, default=None
         Seeds k-means and the initial point.
     verbose : int, default=0
@@ -70,6 +78,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     V_ : ndarray of shape (n_latent, n_samples)
         Latent labels of the training samples.
     W_ : ndarray of shape (n_features, n_latent)
+    intercept_ : ndarray of shape (n_labels,)
+        Label biases (zero unless ``fit_intercept``); scores are X W_ U_^T + intercept_.
     Z_ : ndarray of shape (n_groups_, n_labels, n_latent)
         Factors of the group label Laplacians; every row has unit norm.
     groups_ : ndarray of shape (n_samples,)
@@ -110,13 +120,16 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"auto", *OPTIMIZERS}), dict],
         "v_closed_form": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=10.0, lam3=1e-3, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, random_state=None, verbose=0):
+                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
+                 random_state=None, verbose=0):
         self.n_latent = n_latent
         self.n_groups = n_groups
         self.lam = lam
@@ -128,6 +141,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.tol = tol
         self.optimizer = optimizer
         self.v_closed_form = v_closed_form
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.random_state = random_state
         self.verbose = verbose
 
@@ -166,6 +181,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             groups = compact_group_ids(_validation.check_groups(groups, n_samples))
         clustering_time = time.perf_counter() - tic
 
+        n_features = X.shape[1]
+        if self.fit_intercept:
+            X = _append_constant(X, self.intercept_scaling)
         data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
                           self.lam3, self.lam4)
         options = SolverOptions(optimizer=self.optimizer, v_closed_form=self.v_closed_form)
@@ -174,7 +192,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                             random_state=rng.randint(2**31 - 1),
                             callback=self._report if self.verbose else None)
 
-        self.U_, self.V_, self.W_, self.Z_ = result.U, result.V, result.W, result.Z
+        self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
+        self.W_ = result.W[:n_features]
+        self.intercept_ = (self.intercept_scaling * result.W[n_features] @ self.U_.T
+                           if self.fit_intercept else np.zeros(self.U_.shape[0]))
         self.groups_ = groups
         self.n_groups_ = len(data.group_index)
         self.objective_history_ = result.objective_history
@@ -184,7 +205,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.local_correlations_ = _correlations_from_laplacians(self.Z_)
         self.global_correlation_ = np.tensordot(data.group_fractions,
                                                 self.local_correlations_, axes=1)
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = n_features
         return self
 
     @staticmethod
@@ -192,10 +213,18 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         print(f"[GLOCAL] {stage} iteration {iteration}: objective {value:.6g}")
 
     def decision_function(self, X):
-        """Label scores X W U^T, shape (n_samples, n_labels); higher means more relevant."""
+        """Label scores X W_ U_^T (+ intercept_), shape (n_samples, n_labels).
+
+        Higher means more relevant; the paper predicts a label where its score is positive.
+        """
         check_is_fitted(self)
         X = _validation.check_features(X, self.n_features_in_)
-        return np.asarray(X @ self.W_) @ self.U_.T
+        return np.asarray(X @ self.W_) @ self.U_.T + self.intercept_
+
+
+def _append_constant(X, value):
+    column = np.full((X.shape[0], 1), value)
+    return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
 
 
 def _correlations_from_laplacians(Z):

@@ -28,8 +28,11 @@ def run_optimizer(name, problem, start, max_iterations, min_gradient_norm, max_i
     common = dict(max_iterations=max_iterations, min_gradient_norm=min_gradient_norm,
                   verbosity=0, log_verbosity=0)
     if name == "trust_regions":
-        return TrustRegions(miniter=1, **common).run(problem, initial_point=start,
-                                                     maxinner=max_inner)
+        # Once the gradient vanishes to rounding level, pymanopt's truncated CG can divide
+        # 0 by 0; the resulting NaN step fails the trust-region test and is rejected.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return TrustRegions(miniter=1, **common).run(problem, initial_point=start,
+                                                         maxinner=max_inner)
     if name == "conjugate_gradient":
         optimizer = ConjugateGradient(**common)
     elif name == "steepest_descent":

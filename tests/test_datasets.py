@@ -1,9 +1,6 @@
 """Tests of the dataset loaders: the real benchmark files, then small files covering each rule."""
 
-import functools
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +9,7 @@ from scipy.io import savemat
 
 from glocal.datasets import load, load_dataset
 from glocal.datasets.svmlight import load_svmlight
-
-DATA_DIR = Path(
-    os.environ.get("GLOCAL_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
-)
+from realdata import real
 
 # source (dataset name, or a file under DATA_DIR), n, d, labels, training rows, sparse X
 REAL = [
@@ -37,24 +31,6 @@ REAL = [
     ("birds", 645, 260, 19, 322, False),
     ("cal500", 502, 68, 174, None, False),
 ] + [(f"rcv1subset/rcv1subset{i}.mat", 6000, 944, 101, None, False) for i in range(1, 6)]
-
-
-def real(source):
-    """The real dataset, loaded once; skipped when absent, except that CI must have it."""
-    path = DATA_DIR / source
-    if not path.exists():
-        reason = f"real data '{path}' not found; set GLOCAL_DATA to the data directory"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return _load_real(source)
-
-
-@functools.lru_cache(maxsize=None)
-def _load_real(source):
-    if "/" in source:
-        return load(DATA_DIR / source)
-    return load_dataset(source, DATA_DIR)
 
 
 @pytest.mark.parametrize("source, n, d, n_labels, n_train, sparse", REAL, ids=[r[0] for r in REAL])

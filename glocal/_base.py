@@ -1,6 +1,5 @@
 """What every multi-label estimator of glocal shares: predict, score and tags."""
 
-import numpy as np
 from sklearn.base import MultiOutputMixin
 
 

@@ -33,12 +33,12 @@ def from_signed_labels(Y):
     return out
 
 
-def check_features(X, n_features=None):
+def check_features(X, n_features=None, estimator="the model"):
     """Validate X (dense or sparse, finite) and return it as float64, CSR when sparse."""
     X = check_array(X, accept_sparse="csr", dtype=np.float64, input_name="X")
     if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with "
-                         f"{n_features} features")
+        raise ValueError(f"X has {X.shape[1]} features, but {estimator} is expecting "
+                         f"{n_features} features as input")
     return X
 
 
@@ -52,6 +52,8 @@ def check_labels(Y, n_samples):
     J : ndarray of shape (n_labels, n_samples) or None
         1.0 on observed entries; None when all entries are observed.
     """
+    if Y is None:
+        raise ValueError("the estimator requires y to be passed, but the target y is None")
     if sp.issparse(Y):
         Y = Y.toarray()  # an n x l label matrix is small next to V (k x n) and U V
     Y = np.asarray(Y)
@@ -96,8 +98,18 @@ def check_groups(groups, n_samples):
     if groups.ndim != 1 or groups.shape[0] != n_samples:
         raise ValueError(f"groups must give one group id per row of X ({n_samples}), got shape "
                          f"{groups.shape}")
-    if groups.dtype.kind == "f" and not np.isfinite(groups).all():
-        raise ValueError("groups contains NaN or inf")
+    if groups.dtype.kind == "f":
+        missing = not np.isfinite(groups).all()
+    else:
+        missing = groups.dtype.kind == "O" and any(
+            g is None or (isinstance(g, float) and not np.isfinite(g)) for g in groups)
+    if missing:
+        raise ValueError("groups contains missing values (None, NaN or inf)")
+    try:
+        np.unique(groups)
+    except TypeError:
+        raise ValueError("groups must be labels of one comparable type (e.g. all ints or "
+                         "all strings)") from None
     return groups
 
 

@@ -175,7 +175,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if groups is None:
             if self.n_groups > n_samples:
                 raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
-                                 f"samples ({n_samples})")
+                                 f"samples (n_samples={n_samples})")
             groups = kmeans_groups(X, self.n_groups, random_state=rng.randint(2**31 - 1))
         else:
             groups = compact_group_ids(_validation.check_groups(groups, n_samples))
@@ -218,7 +218,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Higher means more relevant; the paper predicts a label where its score is positive.
         """
         check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_)
+        X = _validation.check_features(X, self.n_features_in_, "GLOCAL")
         return np.asarray(X @ self.W_) @ self.U_.T + self.intercept_
 
 

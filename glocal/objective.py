@@ -272,7 +272,7 @@ def moment_product(D, Ht, data):
             return data.lam * (data.gram @ D)
         return data.lam * np.asarray(data.X.T @ (data.X @ D))
     if data.group_grams is not None:
-        return np.einsum("mab,mbk->ak", data.group_grams, D @ Ht)
+        return np.matmul(data.group_grams, D @ Ht).sum(axis=0)  # batched BLAS, not einsum
     return np.asarray(data.X.T @ per_group_product(data.X @ D, Ht, data))
 
 

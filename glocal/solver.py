@@ -77,10 +77,15 @@ def _solve_block(block, problem, start, options):
     """Run the block's optimizer from ``start``; keep ``start`` if the cost went up."""
     start_cost, start_grad = problem.cost_and_gradient(start)
     start_norm = problem.manifold.norm(start, problem.manifold.projection(start, start_grad))
-    if start_norm == 0.0:
+    # Stationary up to rounding (e.g. the Z cost is constant on the sphere with one label).
+    if start_norm <= 1e-10 * np.linalg.norm(start_grad):
         return start
-    result = problems.run_optimizer(block_optimizer(options.optimizer, block), problem, start, options.block_max_iter,
-                                    options.block_rtol * start_norm, options.max_inner)
+    try:
+        result = problems.run_optimizer(block_optimizer(options.optimizer, block), problem,
+                                        start, options.block_max_iter,
+                                        options.block_rtol * start_norm, options.max_inner)
+    except ZeroDivisionError:  # pymanopt's CG on an exactly vanishing gradient
+        return start
     return result.point if result.cost <= start_cost else start
 
 

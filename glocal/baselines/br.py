@@ -62,6 +62,6 @@ class BR(MultiLabelMixin, BaseEstimator):
     def decision_function(self, X):
         """Label scores, shape (n_samples, n_labels)."""
         check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_)
+        X = _validation.check_features(X, self.n_features_in_, "BR")
         return np.asarray(X @ self.coef_.T) + self.intercept_
 

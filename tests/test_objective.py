@@ -1,0 +1,298 @@
+"""glocal.objective against autograd derivatives of the paper's objective (Eq. ``eqn:opt``).
+
+The reference (`paper_objective` in conftest) is written from the paper's formula in the
+paper's layout and shares no code with glocal.objective. Every case runs with missing and
+full labels, dense and CSR features, and the three code paths of `moment_product`
+(products through X, through X^T X only, through all the group second moments).
+"""
+
+import itertools
+from dataclasses import replace
+from types import SimpleNamespace
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad, hessian
+
+from glocal import objective as obj
+
+CASES = [dict(missing=m, sparse=s, grams=gm)
+         for m, s, gm in itertools.product((True, False), (False, True), ("none", "gram", "all"))]
+
+
+def _case_id(params):
+    return "-".join(["missing" if params["missing"] else "full",
+                     "csr" if params["sparse"] else "dense", "grams-" + params["grams"]])
+
+
+def close(actual, expected, rtol=1e-9):
+    """Agreement to ``rtol`` relative to the largest entry of ``expected``."""
+    expected = np.asarray(expected, dtype=float)
+    scale = max(float(np.max(np.abs(expected))), 1e-300)
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale)
+
+
+def hvp(f, argnum, args, direction):
+    """Hessian of f in argument ``argnum`` at ``args``, applied to ``direction`` (autograd)."""
+    gradient = grad(f, argnum)
+
+    def directional(*a):
+        return anp.sum(gradient(*a) * direction)
+
+    return grad(directional, argnum)(*args)
+
+
+@pytest.fixture(params=CASES, ids=[_case_id(c) for c in CASES])
+def case(request, make_problem, paper_objective):
+    seed = CASES.index(request.param)
+    data, point, X_dense = make_problem(seed=seed, **request.param)
+    rng = np.random.default_rng(100 + seed)
+    U, V, W, Z = point
+    Z2 = rng.standard_normal(Z.shape)
+    other = (rng.standard_normal(U.shape), rng.standard_normal(V.shape),
+             0.5 * rng.standard_normal(W.shape), Z2 / np.linalg.norm(Z2, axis=-1, keepdims=True))
+
+    def full(U, V, W, Z):
+        return paper_objective(U, V, W, Z, X_dense, data.Y, data.J, data.group_index,
+                               data.lam, data.lam2, data.lam3, data.lam4)
+
+    def basic(U, V, W, Z):
+        return paper_objective(U, V, W, Z, X_dense, data.Y, data.J, data.group_index,
+                               data.lam, data.lam2, 0.0, 0.0)
+
+    return SimpleNamespace(data=data, point=point, other=other, X=X_dense, full=full,
+                           basic=basic, rng=rng, k=U.shape[1])
+
+
+def _w_weights(U, Z, data):
+    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)
+    return obj.moment_weights(H, data, U.shape[1])
+
+
+def _w_cost_grad(W, V, Ht, data):
+    XtV = np.asarray(data.X.T @ V.T)
+    return obj.w_cost_grad(W, XtV, float(np.sum(V ** 2)), Ht, data)
+
+
+# --- values ------------------------------------------------------------------------------
+
+def test_objective_matches_paper_formula(case):
+    U, V, W, Z = case.point
+    expected = case.full(U, V, W, Z)
+    assert case.data.has_manifold_terms
+    close(obj.objective(U, V, W, Z, case.data), expected, 1e-11)
+    close(obj.objective(U, V, W, Z, case.data, P=case.X @ W), expected, 1e-11)
+    # The manifold terms are not negligible here, so the comparison sees them.
+    assert abs(expected - case.basic(U, V, W, Z)) > 1e-3 * abs(expected)
+
+
+def test_basic_objective_matches_paper_formula(case):
+    U, V, W, Z = case.point
+    close(obj.basic_objective(U, V, W, case.data), case.basic(U, V, W, Z), 1e-11)
+    no_manifold = replace(case.data, lam3=0.0, lam4=0.0)
+    close(obj.objective(U, V, W, Z, no_manifold), case.basic(U, V, W, Z), 1e-11)
+
+
+def test_manifold_term_has_both_forms(case):
+    """sum_m tr(Z_m^T U B_m U^T Z_m) == sum_m tr(P_m H_m P_m^T) (label side vs feature side)."""
+    U, V, W, Z = case.point
+    P = case.X @ W
+    label_side = obj.manifold_term(U, Z, obj.label_side_weights(P, case.data))
+    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), case.data)
+    feature_side = sum(np.trace(P[idx] @ H_m @ P[idx].T)
+                       for idx, H_m in zip(case.data.group_index, H))
+    close(label_side, feature_side, 1e-11)
+    close(label_side, case.full(U, V, W, Z) - case.basic(U, V, W, Z), 1e-9)
+
+
+# --- gradients ----------------------------------------------------------------------------
+
+def test_u_gradient(case):
+    U, V, W, Z = case.point
+    B = obj.label_side_weights(case.X @ W, case.data)
+    cost, gradient = obj.u_cost_grad(U, V, Z, B, case.data)
+    close(gradient, grad(case.full, 0)(U, V, W, Z))
+    _, gradient_basic = obj.u_cost_grad(U, V, Z, None, case.data)
+    close(gradient_basic, grad(case.basic, 0)(U, V, W, Z))
+
+
+def test_v_gradient(case):
+    U, V, W, Z = case.point
+    _, gradient = obj.v_cost_grad(V, U, case.X @ W, case.data)
+    close(gradient, grad(case.full, 1)(U, V, W, Z))
+
+
+def test_w_gradient(case):
+    U, V, W, Z = case.point
+    _, gradient = _w_cost_grad(W, V, _w_weights(U, Z, case.data), case.data)
+    close(gradient, grad(case.full, 2)(U, V, W, Z))
+    _, gradient_basic = _w_cost_grad(W, V, None, case.data)
+    close(gradient_basic, grad(case.basic, 2)(U, V, W, Z))
+
+
+def test_z_gradient(case):
+    U, V, W, Z = case.point
+    B = obj.label_side_weights(case.X @ W, case.data)
+    _, gradient = obj.z_cost_grad(Z, U, B)
+    close(gradient, grad(case.full, 3)(U, V, W, Z))
+
+
+# --- Hessian-vector products --------------------------------------------------------------
+
+def test_u_hessp(case):
+    U, V, W, Z = case.point
+    D = case.rng.standard_normal(U.shape)
+    B = obj.label_side_weights(case.X @ W, case.data)
+    close(obj.u_hessp(D, V, Z, B, case.data), hvp(case.full, 0, (U, V, W, Z), D))
+    close(obj.u_hessp(D, V, Z, None, case.data), hvp(case.basic, 0, (U, V, W, Z), D))
+
+
+def test_v_hessp(case):
+    U, V, W, Z = case.point
+    D = case.rng.standard_normal(V.shape)
+    close(obj.v_hessp(D, U, case.data), hvp(case.full, 1, (U, V, W, Z), D))
+
+
+def test_w_hessp(case):
+    U, V, W, Z = case.point
+    D = case.rng.standard_normal(W.shape)
+    close(obj.w_hessp(D, _w_weights(U, Z, case.data), case.data),
+          hvp(case.full, 2, (U, V, W, Z), D))
+    close(obj.w_hessp(D, None, case.data), hvp(case.basic, 2, (U, V, W, Z), D))
+
+
+def test_z_hessp(case):
+    U, V, W, Z = case.point
+    D = case.rng.standard_normal(Z.shape)
+    B = obj.label_side_weights(case.X @ W, case.data)
+    close(obj.z_hessp(D, U, B), hvp(case.full, 3, (U, V, W, Z), D))
+
+
+# --- each block cost is the objective up to a constant in its block ----------------------
+
+def _assert_same_differences(cost_1, cost_2, objective_1, objective_2):
+    scale = max(abs(objective_1), abs(objective_2))
+    assert abs((cost_1 - cost_2) - (objective_1 - objective_2)) <= 1e-10 * scale
+
+
+def test_u_cost_is_objective_up_to_constant(case):
+    U, V, W, Z = case.point
+    U2 = case.other[0]
+    B = obj.label_side_weights(case.X @ W, case.data)
+    _assert_same_differences(obj.u_cost_grad(U, V, Z, B, case.data)[0],
+                             obj.u_cost_grad(U2, V, Z, B, case.data)[0],
+                             case.full(U, V, W, Z), case.full(U2, V, W, Z))
+    _assert_same_differences(obj.u_cost_grad(U, V, Z, None, case.data)[0],
+                             obj.u_cost_grad(U2, V, Z, None, case.data)[0],
+                             case.basic(U, V, W, Z), case.basic(U2, V, W, Z))
+
+
+def test_v_cost_is_objective_up_to_constant(case):
+    U, V, W, Z = case.point
+    V2 = case.other[1]
+    P = case.X @ W
+    _assert_same_differences(obj.v_cost_grad(V, U, P, case.data)[0],
+                             obj.v_cost_grad(V2, U, P, case.data)[0],
+                             case.full(U, V, W, Z), case.full(U, V2, W, Z))
+
+
+def test_w_cost_is_objective_up_to_constant(case):
+    U, V, W, Z = case.point
+    W2 = case.other[2]
+    Ht = _w_weights(U, Z, case.data)
+    _assert_same_differences(_w_cost_grad(W, V, Ht, case.data)[0],
+                             _w_cost_grad(W2, V, Ht, case.data)[0],
+                             case.full(U, V, W, Z), case.full(U, V, W2, Z))
+    _assert_same_differences(_w_cost_grad(W, V, None, case.data)[0],
+                             _w_cost_grad(W2, V, None, case.data)[0],
+                             case.basic(U, V, W, Z), case.basic(U, V, W2, Z))
+
+
+def test_z_cost_is_objective_up_to_constant(case):
+    U, V, W, Z = case.point
+    Z2 = case.other[3]
+    B = obj.label_side_weights(case.X @ W, case.data)
+    _assert_same_differences(obj.z_cost_grad(Z, U, B)[0], obj.z_cost_grad(Z2, U, B)[0],
+                             case.full(U, V, W, Z), case.full(U, V, W, Z2))
+
+
+def test_cost_and_gradient_are_consistent(case):
+    """The value returned with each gradient is the cost the gradient belongs to."""
+    U, V, W, Z = case.point
+    B = obj.label_side_weights(case.X @ W, case.data)
+    Ht = _w_weights(U, Z, case.data)
+    blocks = [
+        (U, lambda x: obj.u_cost_grad(x, V, Z, B, case.data)),
+        (V, lambda x: obj.v_cost_grad(x, U, case.X @ W, case.data)),
+        (W, lambda x: _w_cost_grad(x, V, Ht, case.data)),
+        (Z, lambda x: obj.z_cost_grad(x, U, B)),
+    ]
+    for x, cost_grad in blocks:
+        D = case.rng.standard_normal(x.shape)
+        h = 1e-5
+        difference = (cost_grad(x + h * D)[0] - cost_grad(x - h * D)[0]) / (2 * h)
+        directional = float(np.sum(cost_grad(x)[1] * D))
+        assert difference == pytest.approx(directional, rel=1e-6)
+
+
+# --- V closed form and U preconditioner ---------------------------------------------------
+
+@pytest.mark.parametrize("chunk", [4096, 7])
+def test_v_closed_form_is_the_minimizer(case, chunk):
+    U, V, W, Z = case.point
+    P = case.X @ W
+    V_star = obj.v_closed_form(U, P, case.data, chunk=chunk)
+    # Stationary point of the V block (a strictly convex quadratic).
+    _, gradient = obj.v_cost_grad(V_star, U, P, case.data)
+    _, gradient_start = obj.v_cost_grad(V, U, P, case.data)
+    assert np.linalg.norm(gradient) <= 1e-10 * np.linalg.norm(gradient_start)
+    # The normal equations of the whole block, H vec(V) = -grad(0), solved directly.
+    k, n = V.shape
+    zero = np.zeros_like(V)
+    H = hessian(case.full, 1)(U, zero, W, Z).reshape(k * n, k * n)
+    b = grad(case.full, 1)(U, zero, W, Z).reshape(-1)
+    close(V_star, np.linalg.solve(H, -b).reshape(k, n), 1e-9)
+    assert case.full(U, V_star, W, Z) < case.full(U, V, W, Z)
+
+
+def test_u_row_hessians_are_the_basic_hessian_blocks(case):
+    U, V, W, Z = case.point
+    l, k = U.shape
+    blocks = obj.u_row_hessians(V, case.data)
+    H = hessian(case.basic, 0)(U, V, W, Z)  # shape (l, k, l, k)
+    assert blocks.shape == (l, k, k)
+    for i in range(l):
+        close(blocks[i], H[i, :, i, :] / 2.0, 1e-10)
+        for j in range(l):
+            if j != i:
+                assert np.all(H[i, :, j, :] == 0.0)  # rows of U decouple in the basic model
+
+
+# --- moment products and second moments ----------------------------------------------------
+
+def test_moment_product_paths_agree(make_problem):
+    data, (U, V, W, Z), X = make_problem(seed=7, grams="all")
+    D = np.random.default_rng(7).standard_normal(W.shape)
+    Ht = _w_weights(U, Z, data)
+    through_x = replace(data, gram=None, group_grams=None)
+    gram_only = replace(data, group_grams=None)
+    expected = sum(X[idx].T @ X[idx] @ D @ Ht_m for idx, Ht_m in zip(data.group_index, Ht))
+    for variant in (data, through_x, gram_only):
+        close(obj.moment_product(D, Ht, variant), expected, 1e-12)
+        close(obj.moment_product(D, None, variant), data.lam * X.T @ X @ D, 1e-12)
+
+
+def test_with_feature_grams(make_problem):
+    data, _, X = make_problem(seed=3, n=50, d=8, g=3, grams="none")  # d^2 < 2 nnz, g d^2 < 2 nnz
+    attached = obj.with_feature_grams(data)
+    close(attached.gram, X.T @ X, 1e-13)
+    close(attached.group_grams,
+          np.stack([X[idx].T @ X[idx] for idx in data.group_index]), 1e-13)
+    assert obj.with_feature_grams(replace(data, lam3=0.0, lam4=0.0)).group_grams is None
+    too_small = obj.with_feature_grams(data, memory_limit=8)
+    assert too_small.gram is None and too_small.group_grams is None
+    # Many features, few non-zeros: products through X are cheaper, nothing is attached.
+    wide, _, _ = make_problem(seed=3, n=20, d=60, sparse=True)
+    wide_attached = obj.with_feature_grams(wide)
+    assert wide_attached.gram is None and wide_attached.group_grams is None

@@ -1,0 +1,220 @@
+"""Input validation: every bad input raises a ValueError that names the problem."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from glocal import GLOCAL, from_signed_labels
+from glocal._validation import check_labels
+
+
+@pytest.fixture(scope="module")
+def xy():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 4))
+    Y = (X[:, :3] + 0.3 * rng.standard_normal((20, 3)) > 0).astype(float)
+    return X, Y
+
+
+def _quick(**params):
+    return GLOCAL(**{**dict(n_latent=2, n_groups=2, max_iter=1, init_max_iter=1,
+                            random_state=0), **params})
+
+
+# --- features ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, message", [(np.nan, "NaN"), (np.inf, "infinity"),
+                                            (-np.inf, "infinity")])
+def test_non_finite_x(xy, value, message):
+    X, Y = xy
+    X = X.copy()
+    X[3, 1] = value
+    with pytest.raises(ValueError, match=message):
+        _quick().fit(X, Y)
+    with pytest.raises(ValueError, match=message):
+        _quick().fit(sp.csr_matrix(X), Y)
+
+
+def test_empty_x():
+    with pytest.raises(ValueError, match="0 sample"):
+        _quick().fit(np.zeros((0, 4)), np.zeros((0, 3)))
+
+
+def test_predict_with_other_number_of_features(xy):
+    X, Y = xy
+    est = _quick().fit(X, Y)
+    for method in (est.predict, est.decision_function):
+        with pytest.raises(ValueError, match="X has 3 features, but GLOCAL is expecting 4"):
+            method(X[:, :3])
+        with pytest.raises(ValueError, match="X has 5 features, but GLOCAL is expecting 4 features"):
+            method(np.hstack([X, X[:, :1]]))
+
+
+def test_predict_with_nan(xy):
+    X, Y = xy
+    est = _quick().fit(X, Y)
+    X_bad = X.copy()
+    X_bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.predict(X_bad)
+
+
+# --- labels -----------------------------------------------------------------------------
+
+def test_label_value_two(xy):
+    X, Y = xy
+    Y = Y.copy()
+    Y[0, 0] = 2.0
+    with pytest.raises(ValueError, match=r"only 0, 1 or NaN.*found \[2\.0\]") as info:
+        _quick().fit(X, Y)
+    assert "from_signed_labels" not in str(info.value)  # the hint is only for -1
+
+
+def test_signed_labels_get_a_hint(xy):
+    X, Y = xy
+    signed = 2.0 * Y - 1.0
+    with pytest.raises(ValueError, match=r"found \[-1\.0\].*from_signed_labels"):
+        _quick().fit(X, signed)
+
+
+def test_one_dimensional_y(xy):
+    X, Y = xy
+    with pytest.raises(ValueError, match="2-D"):
+        _quick().fit(X, Y[:, 0])
+
+
+def test_mismatched_rows(xy):
+    X, Y = xy
+    with pytest.raises(ValueError, match="different numbers of rows: 20 and 19"):
+        _quick().fit(X, Y[:19])
+
+
+def test_all_labels_missing(xy):
+    X, Y = xy
+    with pytest.raises(ValueError, match="every entry of Y is missing"):
+        _quick().fit(X, np.full(Y.shape, np.nan))
+
+
+def test_no_label_column(xy):
+    X, _ = xy
+    with pytest.raises(ValueError, match="no label column"):
+        _quick().fit(X, np.zeros((20, 0)))
+
+
+def test_non_numeric_y(xy):
+    X, Y = xy
+    with pytest.raises(ValueError, match="numeric"):
+        _quick().fit(X, Y.astype(str))
+
+
+def test_check_labels_output():
+    Y = np.array([[1.0, 0.0, np.nan], [0.0, np.nan, 1.0]])
+    with pytest.warns(UserWarning, match=r"labels \[1\] are never positive"):
+        Y_signed, J = check_labels(Y, 2)
+    np.testing.assert_array_equal(Y_signed, [[1, -1], [-1, 0], [0, 1]])
+    np.testing.assert_array_equal(J, [[1, 1], [1, 0], [0, 1]])
+    with pytest.warns(UserWarning, match=r"labels \[1\] are never positive"):
+        Y_signed, J = check_labels(np.array([[True, False]]), 1)
+    assert J is None
+    np.testing.assert_array_equal(Y_signed, [[1], [-1]])
+
+
+# --- groups -----------------------------------------------------------------------------
+
+def test_too_many_groups(xy):
+    X, Y = xy
+    with pytest.raises(ValueError, match="n_groups=21 is larger than the number of samples"):
+        _quick(n_groups=21).fit(X, Y)
+
+
+@pytest.mark.parametrize("length", [19, 21])
+def test_groups_wrong_length(xy, length):
+    X, Y = xy
+    with pytest.raises(ValueError, match="one group id per row"):
+        _quick().fit(X, Y, groups=np.arange(length) % 2)
+
+
+def test_groups_two_dimensional(xy):
+    X, Y = xy
+    with pytest.raises(ValueError, match="one group id per row"):
+        _quick().fit(X, Y, groups=np.zeros((20, 1)))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_groups_with_nan(xy, bad):
+    X, Y = xy
+    groups = (np.arange(20) % 2).astype(float)
+    groups[5] = bad
+    with pytest.raises(ValueError, match="groups contains missing values"):
+        _quick().fit(X, Y, groups=groups)
+
+
+@pytest.mark.parametrize("groups", [
+    np.array([1.0] * 10 + [2.0] * 9 + [np.nan], dtype=object),
+    np.array(["a"] * 10 + ["b"] * 9 + [None], dtype=object),
+], ids=["object-float-nan", "object-str-none"])
+def test_groups_with_missing_values_in_object_array(xy, groups):
+    X, Y = xy
+    with pytest.raises(ValueError, match="NaN|None|missing"):
+        _quick().fit(X, Y, groups=groups)
+
+
+# --- hyperparameters ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("params, message", [
+    (dict(lam=0.0), "'lam' parameter"),
+    (dict(lam=-1.0), "'lam' parameter"),
+    (dict(lam2=-1.0), "'lam2' parameter"),
+    (dict(lam2=0.0), "'lam2' parameter"),
+    (dict(lam3=-1.0), "'lam3' parameter"),
+    (dict(lam4=-1.0), "'lam4' parameter"),
+    (dict(n_latent=0), "'n_latent' parameter"),
+    (dict(n_groups=0), "'n_groups' parameter"),
+    (dict(tol=-1.0), "'tol' parameter"),
+    (dict(optimizer="newton"), "'optimizer' parameter"),
+    (dict(optimizer={"Q": "trust_regions"}), r"unknown blocks \['Q'\]"),
+    (dict(optimizer={"U": "newton"}), "unknown optimizer names.*'U': 'newton'"),
+])
+def test_bad_hyperparameters(xy, params, message):
+    X, Y = xy
+    with pytest.raises(ValueError, match=message):
+        _quick(**params).fit(X, Y)
+
+
+def test_zero_manifold_weights_are_allowed(xy):
+    X, Y = xy
+    est = _quick(lam3=0.0, lam4=0.0, optimizer={"Z": "steepest_descent"}).fit(X, Y)
+    assert np.all(np.isfinite(est.U_))
+
+
+# --- the {-1, 0, +1} encoding -----------------------------------------------------------
+
+def test_from_signed_labels():
+    signed = np.array([[1, -1, 0], [0, 1, -1]])
+    expected = np.array([[1.0, 0.0, np.nan], [np.nan, 1.0, 0.0]])
+    np.testing.assert_array_equal(from_signed_labels(signed), expected)
+    np.testing.assert_array_equal(from_signed_labels(sp.csr_matrix(signed)), expected)
+    np.testing.assert_array_equal(from_signed_labels(signed.astype(float).tolist()), expected)
+    # Round trip through the internal encoding: check_labels gives back the signed matrix.
+    with pytest.warns(UserWarning, match=r"labels \[2\] are never positive"):
+        Y_signed, J = check_labels(from_signed_labels(signed), 2)
+    np.testing.assert_array_equal(Y_signed, signed.T)
+    np.testing.assert_array_equal(J, (signed != 0).T)
+
+
+@pytest.mark.parametrize("bad", [2, 0.5, -2, np.nan])
+def test_from_signed_labels_rejects_other_values(bad):
+    signed = np.array([[1.0, -1.0], [0.0, bad]])
+    with pytest.raises(ValueError, match=r"-1 \(negative\), 0 \(missing\) or \+1"):
+        from_signed_labels(signed)
+
+
+def test_signed_labels_fit(xy):
+    X, Y = xy
+    signed = 2.0 * Y - 1.0
+    signed[0, 0] = 0.0
+    a = _quick().fit(X, from_signed_labels(signed))
+    Y_missing = Y.copy()
+    Y_missing[0, 0] = np.nan
+    b = _quick().fit(X, Y_missing)
+    np.testing.assert_array_equal(a.U_, b.U_)

@@ -130,7 +130,10 @@ def test_history_is_the_paper_objective(train, paper_objective, params):
 
 def test_default_weights_are_the_documented_ones():
     p = GLOCAL().get_params()
-    assert (p["lam"], p["lam2"], p["lam3"], p["lam4"]) == (1.0, 10.0, 1e-3, 1e-3)
+    for name in ("n_latent", "n_groups", "lam", "lam2", "lam3", "lam4", "max_iter", "tol"):
+        assert f"{name} : " in GLOCAL.__doc__
+        documented = GLOCAL.__doc__.split(f"{name} : ")[1].split("default=")[1].split("\n")[0]
+        assert float(documented) == p[name], name
 
 
 def test_same_random_state_same_arrays(train, fitted):
@@ -165,19 +168,18 @@ def test_sparse_matches_dense(multilabel_data, observed):
     X = X * (np.random.default_rng(0).random(X.shape) < 0.5)
     if observed < 1:
         Y = sample_observed(Y, observed, random_state=0)
-    dense = _small(max_iter=30, init_max_iter=30).fit(X, Y)
-    sparse = _small(max_iter=30, init_max_iter=30).fit(sp.csr_matrix(X), Y)
+    # Solved tightly, so that where each run stops does not depend on rounding.
+    tight = dict(max_iter=300, init_max_iter=300, tol=1e-13)
+    dense = _small(**tight).fit(X, Y)
+    sparse = _small(**tight).fit(sp.csr_matrix(X), Y)
     np.testing.assert_array_equal(sparse.groups_, dense.groups_)
-    np.testing.assert_allclose(sparse.objective_history_, dense.objective_history_, rtol=1e-8)
-    for name in ("U_", "V_", "W_"):
-        a, b = getattr(sparse, name), getattr(dense, name)
-        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-8 * np.abs(b).max(), err_msg=name)
-    scores = dense.decision_function(X)
-    np.testing.assert_allclose(sparse.decision_function(X), scores, rtol=1e-8,
-                               atol=1e-8 * np.abs(scores).max())
-    # Z_ is not compared entrywise: the Z cost is invariant under Z_m -> Z_m Q (Q orthogonal)
-    # and, at the default lam3 = lam4 = 1e-3, nearly flat, so rounding differences between
-    # the dense and sparse products can move Z_ along those directions.
+    assert sparse.objective_history_[-1] == pytest.approx(dense.objective_history_[-1],
+                                                          rel=1e-9)
+    # U_, V_, W_ are only defined up to a rotation R of the latent space (U R, R^T V, W R
+    # leave Eq. eqn:opt unchanged), so compare the invariant products.
+    for name, a, b in [("U_ V_", sparse.U_ @ sparse.V_, dense.U_ @ dense.V_),
+                       ("scores", sparse.decision_function(X), dense.decision_function(X))]:
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6 * np.abs(b).max(), err_msg=name)
     np.testing.assert_allclose(np.linalg.norm(sparse.Z_, axis=-1), 1.0, atol=1e-12)
 
 

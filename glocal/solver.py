@@ -39,6 +39,9 @@ class SolverOptions:
     block_rtol : float
         A block optimizer stops when its gradient norm falls below this fraction of the
         gradient norm at its starting point.
+    max_dense_features : int
+        Up to this many features the W block is preconditioned by a Cholesky factor of
+        lam X^T X + lam2 I (d x d); above it, by that matrix's diagonal.
     """
 
     optimizer: object = "auto"
@@ -52,6 +55,8 @@ class SolverOptions:
 
 @dataclass
 class GlocalResult:
+    """What `glocal_fit` returns: the point, the objective history, counts and timings."""
+
     U: np.ndarray
     V: np.ndarray
     W: np.ndarray

@@ -5,8 +5,8 @@ scikit-learn estimator whose alternating blocks are pymanopt problems.
 """
 
 from ._validation import from_signed_labels
-from .estimator import GLOCAL
+from .estimator import GLOCAL, GLObal, loCAL
 
 __version__ = "0.1.0"
 
-__all__ = ["GLOCAL", "from_signed_labels", "__version__"]
+__all__ = ["GLOCAL", "GLObal", "loCAL", "from_signed_labels", "__version__"]

@@ -134,21 +134,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
                  v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
                  random_state=None, verbose=0):
-        self.n_latent = n_latent
-        self.n_groups = n_groups
-        self.lam = lam
-        self.lam2 = lam2
-        self.lam3 = lam3
-        self.lam4 = lam4
-        self.max_iter = max_iter
-        self.init_max_iter = init_max_iter
-        self.tol = tol
-        self.optimizer = optimizer
-        self.v_closed_form = v_closed_form
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.random_state = random_state
-        self.verbose = verbose
+        _store_params(self, locals())
 
     def fit(self, X, Y, groups=None):
         """Fit the model.
@@ -189,7 +175,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if self.fit_intercept:
             X = _append_constant(X, self.intercept_scaling)
         data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
-                          self.lam3, self.lam4)
+                          *self._manifold_weights())
         options = SolverOptions(optimizer=self.optimizer, v_closed_form=self.v_closed_form)
         result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                             init_max_iter=self.init_max_iter, tol=self.tol, options=options,
@@ -212,6 +198,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.n_features_in_ = n_features
         return self
 
+    def _manifold_weights(self):
+        """(lam3, lam4) of the objective; the ablations switch one of them off."""
+        return self.lam3, self.lam4
+
     @staticmethod
     def _report(stage, iteration, value):
         print(f"[GLOCAL] {stage} iteration {iteration}: objective {value:.6g}")
@@ -226,6 +216,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return np.asarray(X @ self.W_) @ self.U_.T + self.intercept_
 
 
+def _store_params(estimator, arguments):
+    """Keep the __init__ arguments untouched, as scikit-learn expects."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def _append_constant(X, value):
     column = np.full((X.shape[0], 1), value)
     return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
@@ -236,3 +233,44 @@ def _correlations_from_laplacians(Z):
     gram = np.einsum("mik,mjk->mij", Z, Z)
     l = Z.shape[1]
     return np.where(np.eye(l, dtype=bool)[None], 1.0, -gram)
+
+
+class GLObal(GLOCAL):
+    """GLOCAL with the global label correlation only: ``GLOCAL(..., lam4=0)``.
+
+    The paper's first degenerate version of GLOCAL (Section 4, Table "small clusters"). It
+    takes every parameter of `GLOCAL` except ``lam4``. With lam4 = 0 every Z_m faces the same
+    problem, so the learned Laplacians describe one global correlation.
+    """
+
+    _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
+                              if k != "lam4"}
+
+    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3,
+                 max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
+                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
+                 random_state=None, verbose=0):
+        _store_params(self, locals())
+
+    def _manifold_weights(self):
+        return self.lam3, 0.0
+
+
+class loCAL(GLOCAL):
+    """GLOCAL with the local label correlations only: ``GLOCAL(..., lam3=0)``.
+
+    The paper's second degenerate version of GLOCAL. It takes every parameter of `GLOCAL`
+    except ``lam3``.
+    """
+
+    _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
+                              if k != "lam3"}
+
+    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3,
+                 max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
+                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
+                 random_state=None, verbose=0):
+        _store_params(self, locals())
+
+    def _manifold_weights(self):
+        return 0.0, self.lam4

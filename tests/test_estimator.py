@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from glocal import GLOCAL
+from glocal import GLOCAL, GLObal, loCAL
 from glocal.groups import group_index
 from glocal.protocol import sample_observed
 
@@ -315,7 +315,25 @@ def _expected_failed_checks(estimator):
     return UNAVOIDABLE
 
 
-@parametrize_with_checks([GLOCAL(n_latent=2, n_groups=2, max_iter=3, init_max_iter=3)],
+@parametrize_with_checks([cls(n_latent=2, n_groups=2, max_iter=3, init_max_iter=3)
+                          for cls in (GLOCAL, GLObal, loCAL)],
                          expected_failed_checks=_expected_failed_checks, xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# --- the paper's ablations ------------------------------------------------------------------
+
+@pytest.mark.parametrize("ablation, off", [(GLObal, "lam4"), (loCAL, "lam3")])
+def test_ablation_is_glocal_with_one_term_off(train, ablation, off):
+    X, Y = train
+    kept = "lam3" if off == "lam4" else "lam4"
+    params = dict(n_latent=3, n_groups=2, lam2=0.5, random_state=0, **{kept: 0.7})
+    model = ablation(**params).fit(X, Y)
+    reference = GLOCAL(**params, **{off: 0.0}).fit(X, Y)
+    assert off not in model.get_params()
+    for name in ("U_", "V_", "W_", "Z_", "objective_history_"):
+        np.testing.assert_array_equal(getattr(model, name), getattr(reference, name))
+    # and the kept term is really on: it changes the fit
+    without = GLOCAL(**{**params, kept: 0.0}, **{off: 0.0}).fit(X, Y)
+    assert not np.allclose(model.U_, without.U_)

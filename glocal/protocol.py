@@ -1,7 +1,26 @@
-"""The paper's experimental protocol: which labels are observed."""
+"""The paper's experimental protocol: observed labels, splits, model selection, t-tests.
+
+* `sample_observed`: the released code's missing-label sampler.
+* `random_splits`: random 60/40 train/test splits, one per repetition.
+* `drop_unlabeled_rows`: the paper scores only test rows with a positive label.
+* `evaluate_masked`: the measures of `glocal.metrics.evaluate` restricted, row by row, to
+  chosen entries (the observed ones for model selection, the missing ones for recovery).
+* `select_hyperparameters`: 5-fold cross-validation on the training set, missing labels
+  allowed, with `GLOCAL_GRID` and `BR_GRID` as the documented grids.
+* `paired_ttest`: the significance marks of the paper's tables.
+"""
 
 import numpy as np
+import scipy.sparse as sp
+from scipy import stats
+from sklearn.model_selection import GridSearchCV, KFold, ShuffleSplit
 from sklearn.utils import check_random_state
+
+from .metrics import GREATER_IS_BETTER, average_precision, coverage, instance_auc, ranking_loss
+
+# lam = 1 (fixed by the paper) and lam3 = lam4 stay at the estimator's defaults.
+GLOCAL_GRID = {"lam2": [1, 4, 10], "n_latent": [10, 20]}
+BR_GRID = {"C": [0.01, 0.1, 1]}
 
 
 def sample_observed(Y, observed_fraction, random_state=None):
@@ -39,3 +58,203 @@ def sample_observed(Y, observed_fraction, random_state=None):
         chosen = is_value & (rank < keep[None, :])
         out[chosen] = value
     return out
+
+
+def random_splits(n_samples, n_repeats=10, test_size=0.4, random_state=None):
+    """Random train/test splits of the paper's protocol, one per repetition.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows to split.
+    n_repeats : int, default=10
+        Number of repetitions (independent splits).
+    test_size : float in (0, 1), default=0.4
+        Fraction of the rows in each test split (the paper's 60/40 split).
+    random_state : int, RandomState instance or None, default=None
+        An int gives the same splits at every call. Split ``r`` does not depend on
+        ``n_repeats``, so asking for more repetitions keeps the earlier ones.
+
+    Returns
+    -------
+    splits : list of (train, test) tuples of ndarray of int
+        Disjoint sorted row indices covering all rows.
+    """
+    splitter = ShuffleSplit(n_splits=n_repeats, test_size=test_size, random_state=random_state)
+    return [(np.sort(train), np.sort(test))
+            for train, test in splitter.split(np.empty((n_samples, 1)))]
+
+
+def drop_unlabeled_rows(X, Y):
+    """Drop the rows without a positive label, as the paper does for test sets.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        Complete {0, 1} label matrix.
+
+    Returns
+    -------
+    X, Y : the rows of ``X`` and ``Y`` with at least one positive label
+    """
+    X = X if sp.issparse(X) else np.asarray(X)
+    Y = Y if sp.issparse(Y) else np.asarray(Y)
+    keep = np.asarray(Y.sum(axis=1)).ravel() > 0
+    return X[keep], Y[keep]
+
+
+# The per-row measures of glocal.metrics and whether a row also needs a negative entry to
+# be defined (pairwise measures) besides a positive one.
+_ROW_MEASURES = {
+    "ranking_loss": (ranking_loss, True),
+    "coverage": (coverage, False),
+    "average_precision": (average_precision, False),
+    "instance_auc": (instance_auc, True),
+}
+
+
+def _masked_row_mean(measure, needs_negative, y_true, y_score, mask):
+    """Mean of a per-row measure over the rows, each restricted to its entries in ``mask``.
+
+    Rows with the same number of selected entries form a rectangular matrix, on which the
+    measure gives the mean over its defined rows; the overall mean weights those means by
+    their numbers of defined rows. Returns NaN when no row is defined.
+    """
+    counts = mask.sum(axis=1)
+    total = weight = 0.0
+    for count in np.unique(counts[counts > 0]):
+        rows = counts == count
+        # Boolean indexing reads row by row, so every row contributes `count` entries.
+        y = y_true[rows][mask[rows]].reshape(-1, count)
+        n_pos = y.sum(axis=1)
+        defined = np.count_nonzero((n_pos > 0) & ((n_pos < count) | (not needs_negative)))
+        if defined:
+            total += defined * measure(y, y_score[rows][mask[rows]].reshape(-1, count))
+            weight += defined
+    return total / weight if weight else np.nan
+
+
+def evaluate_masked(y_true, y_score, mask):
+    """The measures of `glocal.metrics.evaluate`, each row restricted to chosen entries.
+
+    Every instance measure is computed on each row as if the row held only its entries
+    where ``mask`` is True (ranks, pairs and coverage count only those entries) and
+    averaged over the rows where it is defined; ``label_auc`` likewise restricts each
+    label to its selected instances. With a mask of all True this is ``evaluate``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples, n_labels)
+        {0, 1} labels; entries outside ``mask`` are ignored (they may be NaN).
+    y_score : array-like of shape (n_samples, n_labels)
+        Real scores.
+    mask : array-like of bool, shape (n_samples, n_labels)
+        The entries to score.
+
+    Returns
+    -------
+    scores : dict of str to float
+        Keys as in `glocal.metrics.evaluate`; NaN for a measure defined on no row (label).
+    """
+    mask = np.asarray(mask, dtype=bool)
+    y_true = np.where(mask, np.asarray(y_true, dtype=float), 0.0)
+    y_score = np.asarray(y_score, dtype=float)
+    scores = {name: _masked_row_mean(measure, needs_negative, y_true, y_score, mask)
+              for name, (measure, needs_negative) in _ROW_MEASURES.items()}
+    # Per-label AUC is the per-instance AUC of the transposed problem.
+    scores["label_auc"] = _masked_row_mean(instance_auc, True, y_true.T, y_score.T, mask.T)
+    return {name: scores[name] for name in GREATER_IS_BETTER}
+
+
+def observed_average_precision(estimator, X, Y):
+    """Scorer for model selection: average precision over the observed labels only.
+
+    Each row is ranked among its observed (non-NaN) labels alone; rows without an observed
+    positive are skipped. Without NaN this is ``estimator.score(X, Y)``.
+
+    Parameters
+    ----------
+    estimator : fitted multi-label estimator with ``decision_function``
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Y : array-like of shape (n_samples, n_labels)
+        {0, 1} labels with NaN for the missing ones.
+
+    Returns
+    -------
+    score : float
+        Higher is better; NaN if no row has an observed positive label.
+    """
+    Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=float)
+    return _masked_row_mean(average_precision, False, Y, estimator.decision_function(X),
+                            ~np.isnan(Y))
+
+
+def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None,
+                           random_state=None):
+    """Pick hyperparameters by k-fold cross-validation on the training set.
+
+    A `sklearn.model_selection.GridSearchCV` over ``param_grid`` with shuffled `KFold`
+    folds, scored by `observed_average_precision` (the paper's Ap, on observed labels only,
+    so missing labels neither reward nor penalize a ranking). The best parameters are not
+    refitted here.
+
+    Parameters
+    ----------
+    estimator : multi-label estimator
+        Unfitted; its other parameters stay as they are.
+    param_grid : dict or list of dict
+        As for ``GridSearchCV``, e.g. `GLOCAL_GRID` or `BR_GRID`.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Y : array-like of shape (n_samples, n_labels)
+        {0, 1} labels, NaN for the missing ones.
+    cv : int, default=5
+        Number of folds.
+    n_jobs : int or None, default=None
+        Parallel fits, as for ``GridSearchCV``.
+    random_state : int, RandomState instance or None, default=None
+        Shuffles the rows into folds.
+
+    Returns
+    -------
+    best_params : dict
+        The grid point of highest mean validation score.
+    """
+    folds = KFold(n_splits=cv, shuffle=True, random_state=random_state)
+    search = GridSearchCV(estimator, param_grid, scoring=observed_average_precision, cv=folds,
+                          n_jobs=n_jobs, refit=False, error_score="raise")
+    return search.fit(X, Y).best_params_
+
+
+def paired_ttest(a, b, greater_is_better=True, alpha=0.05):
+    """Whether results ``a`` are significantly better or worse than the paired results ``b``.
+
+    Two-sided paired t-test (`scipy.stats.ttest_rel`) at level ``alpha``, as for the marks
+    of the paper's tables (95% when ``alpha=0.05``).
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n_repeats,)
+        One value per repetition, paired (same split).
+    greater_is_better : bool, default=True
+        Direction of the measure.
+    alpha : float, default=0.05
+        Significance level.
+
+    Returns
+    -------
+    verdict : {1, -1, 0}
+        1 if ``a`` is significantly better, -1 if significantly worse, 0 otherwise
+        (including fewer than two pairs and identical results).
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"a and b must be 1-D of the same length, got shapes {a.shape} and "
+                         f"{b.shape}")
+    if a.size < 2 or np.array_equal(a, b):
+        return 0
+    pvalue = stats.ttest_rel(a, b).pvalue
+    if not pvalue < alpha:  # also when NaN
+        return 0
+    better = np.mean(a - b) > 0
+    return 1 if better == greater_is_better else -1

@@ -102,6 +102,56 @@ def build_parser():
     reproduce.add_argument("--jobs", type=int, help="parallel fits during cross-validation")
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     reproduce.set_defaults(run=_reproduce)
+
+    split_help = ("rows to use: train, test or all (default: {} when the file has a "
+                  "predefined split, else all)")
+    fit = commands.add_parser(
+        "fit", help="fit GLOCAL on a data file and save the model",
+        description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
+                    "save the fitted model with joblib.")
+    fit.add_argument("data", help="data file")
+    fit.add_argument("--model", required=True, help="where to save the model (joblib)")
+    fit.add_argument("--xml", help="Mulan XML naming the labels (default: beside the ARFF)")
+    fit.add_argument("--split", choices=("train", "test", "all"), help=split_help.format("train"))
+    fit.add_argument("--n-latent", type=int, default=20, help="k (default 20)")
+    fit.add_argument("--n-groups", type=int, default=4, help="g (default 4)")
+    fit.add_argument("--lam2", type=float, default=4.0, help="default 4")
+    fit.add_argument("--lam3", type=float, default=1e-3, help="default 1e-3")
+    fit.add_argument("--lam4", type=float, default=1e-3, help="default 1e-3")
+    fit.add_argument("--fit-intercept", action="store_true",
+                     help="add a constant feature (not in the paper's model)")
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    fit.add_argument("--force", action="store_true", help="replace an existing model file")
+    fit.set_defaults(run=_fit)
+
+    predict = commands.add_parser(
+        "predict", help="write a model's scores or labels for a data file to CSV",
+        description="Score the rows of a data file with a saved model and write one CSV row "
+                    "per sample, one column per label (header: the label names).")
+    predict.add_argument("model", help="model saved by 'glocal fit'")
+    predict.add_argument("data", help="data file")
+    predict.add_argument("--out", required=True, help="CSV file to write")
+    predict.add_argument("--labels", action="store_true",
+                         help="write {0,1} labels (the sign of the scores) instead of scores")
+    predict.add_argument("--xml", help="Mulan XML naming the labels (default: beside the ARFF)")
+    predict.add_argument("--split", choices=("train", "test", "all"),
+                         help=split_help.format("test"))
+    predict.add_argument("--force", action="store_true", help="replace an existing CSV")
+    predict.set_defaults(run=_predict)
+
+    evaluate = commands.add_parser(
+        "evaluate", help="print a model's ranking measures on a data file",
+        description="Print the paper's measures (Rkl, Auc, Cvg, Ap) and the per-label AUC of "
+                    "a saved model on a data file; rows without a positive label are "
+                    "dropped, as in the paper.")
+    evaluate.add_argument("model", help="model saved by 'glocal fit'")
+    evaluate.add_argument("data", help="data file")
+    evaluate.add_argument("--xml", help="Mulan XML naming the labels (default: beside the ARFF)")
+    evaluate.add_argument("--split", choices=("train", "test", "all"),
+                          help=split_help.format("test"))
+    evaluate.add_argument("--keep-unlabeled", action="store_true",
+                          help="keep rows without a positive label")
+    evaluate.set_defaults(run=_evaluate)
     return parser
 
 
@@ -115,15 +165,103 @@ def _reproduce(args):
             data_dir=args.data_dir, out_dir=args.out, paper_tables=args.paper_tables,
             quick=args.quick, tune=not args.no_tune, n_jobs=args.jobs, random_state=args.seed,
             progress=lambda line: print(line, flush=True))
-    except (FileNotFoundError, ValueError) as exc:
-        # Bad names, paths and values: one line, no traceback.
-        message = " ".join(str(exc).split())
-        print(f"glocal reproduce: error: {message}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("glocal reproduce: interrupted; run the same command again to resume",
               file=sys.stderr)
         return 130
+    return 0
+
+
+def _load_data(path, xml, split, default):
+    """A data file's rows of one split: "train", "test" or "all" (default: ``default`` when
+    the file has a predefined split, else all rows)."""
+    from .datasets import load
+
+    data = load(path, xml=xml)
+    split = split or (default if "train_idx" in data else "all")
+    if split != "all":
+        if f"{split}_idx" not in data:
+            raise ValueError(f"{path} has no predefined {split} split; use --split all")
+        rows = data[f"{split}_idx"]
+        data.X, data.Y = data.X[rows], data.Y[rows]
+    return data
+
+
+def _fit(args):
+    import joblib
+
+    from . import GLOCAL
+    from ._io import atomic_output
+
+    data = _load_data(args.data, args.xml, args.split, "train")
+    model = GLOCAL(n_latent=args.n_latent, n_groups=args.n_groups, lam2=args.lam2,
+                   lam3=args.lam3, lam4=args.lam4, fit_intercept=args.fit_intercept,
+                   random_state=args.seed).fit(data.X, data.Y)
+    saved = {"model": model, "label_names": list(data.label_names),
+             "feature_names": list(data.feature_names)}
+    with atomic_output(args.model, overwrite=args.force, binary=True) as file:
+        joblib.dump(saved, file)
+    print(f"fitted GLOCAL on {data.X.shape[0]} rows of {args.data} (objective "
+          f"{model.objective_history_[-1]:.6g} after {model.n_iter_} outer iterations) and "
+          f"saved it to {args.model}")
+    return 0
+
+
+def _load_model(path, data):
+    """The saved model, checked against the data it is about to score."""
+    import joblib
+
+    try:
+        saved = joblib.load(path)
+        model, label_names = saved["model"], saved["label_names"]
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # joblib raises many kinds for a file that is not a model
+        raise ValueError(f"{path} is not a model saved by 'glocal fit' ({exc})") from None
+    if data.X.shape[1] != model.n_features_in_:
+        raise ValueError(f"the model has {model.n_features_in_} features but the data has "
+                         f"{data.X.shape[1]}: it was fitted on other data")
+    if list(data.label_names) != label_names:
+        raise ValueError("the model's labels differ from the data's: it was fitted on "
+                         "other data")
+    return model
+
+
+def _predict(args):
+    import csv
+
+    import numpy as np
+
+    from ._io import atomic_output
+
+    data = _load_data(args.data, args.xml, args.split, "test")
+    model = _load_model(args.model, data)
+    values = model.predict(data.X) if args.labels else model.decision_function(data.X)
+    with atomic_output(args.out, overwrite=args.force) as file:
+        writer = csv.writer(file, lineterminator="\n")
+        writer.writerow(data.label_names)
+        writer.writerows(np.asarray(values).tolist())
+    kind = "labels" if args.labels else "scores"
+    print(f"wrote {kind} of {values.shape[0]} rows x {values.shape[1]} labels to {args.out}")
+    return 0
+
+
+def _evaluate(args):
+    import numpy as np
+
+    from .metrics import PAPER_NAMES, evaluate
+
+    data = _load_data(args.data, args.xml, args.split, "test")
+    model = _load_model(args.model, data)
+    Y, X = data.Y, data.X
+    if not args.keep_unlabeled:  # as the paper does
+        keep = np.asarray(Y.sum(axis=1)).ravel() > 0
+        X, Y = X[keep], Y[keep]
+    scores = evaluate(Y, model.decision_function(X))
+    print(f"{X.shape[0]} rows of {args.data}")
+    for short, name in PAPER_NAMES.items():
+        print(f"{short:<4}{name:<20}{scores[name]:.4f}")
+    print(f"    {'label_auc':<20}{scores['label_auc']:.4f}")
     return 0
 
 
@@ -152,7 +290,14 @@ def _fraction(text):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except (FileNotFoundError, FileExistsError, ValueError) as exc:
+        # Missing files, outputs that exist, unknown formats, mismatched models: one line,
+        # no traceback.
+        message = " ".join(str(exc).split())
+        print(f"glocal {args.command}: error: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

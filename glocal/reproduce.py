@@ -26,7 +26,6 @@ running it again with the same output directory skips the runs already recorded.
 import csv
 import io
 import json
-import os
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -38,6 +37,7 @@ from threadpoolctl import threadpool_limits
 from .baselines import BR
 from .datasets import load_dataset, make_glocal_data
 from .estimator import GLOCAL
+from ._io import atomic_output
 from .metrics import GREATER_IS_BETTER, PAPER_NAMES, evaluate
 from .protocol import (
     BR_GRID,
@@ -349,12 +349,8 @@ def _to_csv(rows):
 
 def _write_atomic(path, text):
     """Replace ``path`` by ``text`` at once: readers see the old or the new file, never a part."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as file:
+    with atomic_output(path, overwrite=True) as file:
         file.write(text)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
 
 
 def render_report(results, paper_tables=None):

@@ -1,6 +1,10 @@
-"""The `glocal` command: demo and reproduce."""
+"""The `glocal` command: demo, reproduce, fit, predict and evaluate."""
 
+import csv
+
+import numpy as np
 import pytest
+from sklearn.datasets import dump_svmlight_file
 
 from glocal.cli import main
 
@@ -36,3 +40,92 @@ def test_reproduce_help(capsys):
         main(["reproduce", "--help"])
     assert exit_info.value.code == 0
     assert "--paper-tables" in capsys.readouterr().out
+
+
+# --- fit, predict, evaluate on small files ---------------------------------------------------
+
+def _svmlight(path, seed, n=80, d=6, l=3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) + 1.0
+    Y = (X @ rng.standard_normal((d, l)) > 0).astype(int)
+    dump_svmlight_file(X, Y, str(path), multilabel=True)
+    return X, Y
+
+
+@pytest.fixture
+def files(tmp_path):
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    _svmlight(train, 0)
+    _svmlight(test, 1)
+    return tmp_path, train, test
+
+
+def test_fit_predict_evaluate(files, capsys):
+    tmp, train, test = files
+    model, scores, labels = tmp / "m.joblib", tmp / "s.csv", tmp / "l.csv"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["predict", str(model), str(test), "--out", str(scores)]) == 0
+    assert main(["predict", str(model), str(test), "--out", str(labels), "--labels"]) == 0
+    with open(scores) as file:
+        rows = list(csv.reader(file))
+    assert rows[0] == ["0", "1", "2"] and len(rows) == 81
+    values = np.array(rows[1:], dtype=float)
+    with open(labels) as file:
+        predicted = np.array(list(csv.reader(file))[1:], dtype=int)
+    np.testing.assert_array_equal(predicted, (values > 0).astype(int))
+    assert main(["evaluate", str(model), str(test)]) == 0
+    out = capsys.readouterr().out
+    for name in ("Rkl", "Auc", "Cvg", "Ap", "label_auc"):
+        assert name in out
+    assert not list(tmp.glob("*.tmp")) and not list(tmp.glob(".*.tmp"))
+
+
+def test_outputs_are_never_overwritten_without_force(files, capsys):
+    tmp, train, test = files
+    model, scores = tmp / "m.joblib", tmp / "s.csv"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    scores.write_text("mine")
+    assert main(["predict", str(model), str(test), "--out", str(scores)]) == 2
+    assert scores.read_text() == "mine"
+    before = model.read_bytes()
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "3"]) == 2
+    assert model.read_bytes() == before
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("exists" in line and "--force" in line for line in err)
+    assert main(["predict", str(model), str(test), "--out", str(scores), "--force"]) == 0
+    assert scores.read_text().startswith("0,1,2")
+
+
+@pytest.mark.parametrize("case, message", [
+    ("missing data", "No such dataset file"),
+    ("unknown format", "unknown extension"),
+    ("not a model", "is not a model saved by 'glocal fit'"),
+    ("other features", "the model has 6 features but the data has 4"),
+])
+def test_errors_are_one_line(files, capsys, case, message):
+    tmp, train, test = files
+    model = tmp / "m.joblib"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    capsys.readouterr()
+    if case == "missing data":
+        args = ["evaluate", str(model), str(tmp / "nope.svm")]
+    elif case == "unknown format":
+        (tmp / "data.xyz").write_text("1 2 3")
+        args = ["evaluate", str(model), str(tmp / "data.xyz")]
+    elif case == "not a model":
+        (tmp / "junk.joblib").write_text("not a pickle")
+        args = ["evaluate", str(tmp / "junk.joblib"), str(test)]
+    else:
+        _svmlight(tmp / "narrow.svm", 2, d=4)
+        args = ["evaluate", str(model), str(tmp / "narrow.svm")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+@pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate"])
+def test_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "usage: glocal " + command in capsys.readouterr().out

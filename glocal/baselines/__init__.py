@@ -1,5 +1,7 @@
 """Baselines the paper compares GLOCAL with, under GLOCAL's estimator API."""
 
 from .br import BR
+from .maxide import MAXIDE
+from .two_stage import MBR, MMLLOC, TwoStage
 
-__all__ = ["BR"]
+__all__ = ["BR", "MAXIDE", "MBR", "MMLLOC", "TwoStage"]

@@ -1,0 +1,70 @@
+"""
+Learning with missing labels
+============================
+
+Multi-label annotations are often incomplete: an annotator ticks some relevant labels and
+leaves the rest unknown. GLOCAL takes such data as it is: a NaN in Y is a missing entry,
+left out of the loss, while the low-rank label structure and the label correlations fill
+it in. Binary relevance (BR) cannot use NaN; the usual workaround, counting every missing
+label as negative, teaches it that the hidden positives are negatives.
+
+We hide labels as the paper's protocol does (`glocal.protocol.sample_observed`: a fraction
+rho of each label's positives and of its negatives stays observed), for rho = 1, 0.7 and
+0.3, and measure two things: average precision (Ap) on the test set, and how well the
+hidden training labels are recovered (Ap over each training row's missing entries only).
+
+It writes ``missing_labels.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
+directory).
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from glocal import GLOCAL
+from glocal.baselines import BR
+from glocal.datasets import make_glocal_data
+from glocal.metrics import evaluate
+from glocal.plotting import plot_measure_vs_observed, save_figure
+from glocal.protocol import evaluate_masked, sample_observed
+
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+
+# %% Three synthetic data sets (seeds), a 60/40 split each, three observed fractions.
+results = []
+for seed in range(3):
+    data = make_glocal_data(random_state=seed)
+    X_train, X_test, Y_train, Y_test = train_test_split(data.X, data.Y, test_size=0.4,
+                                                        random_state=seed)
+    for rho in (1.0, 0.7, 0.3):
+        Y_observed = sample_observed(Y_train, rho, random_state=seed)
+        missing = np.isnan(Y_observed)
+
+        # %% GLOCAL learns from the observed entries only; BR sees missing as negative.
+        models = {"GLOCAL": GLOCAL(random_state=seed).fit(X_train, Y_observed),
+                  "BR (missing = negative)": BR().fit(X_train, np.nan_to_num(Y_observed))}
+        for method, model in models.items():
+            recovery = (evaluate_masked(Y_train, model.decision_function(X_train), missing)
+                        if missing.any() else {"average_precision": np.nan})
+            results.append({
+                "rho": rho, "method": method,
+                "prediction_average_precision":
+                    evaluate(Y_test, model.decision_function(X_test))["average_precision"],
+                "recovery_average_precision": recovery["average_precision"]})
+
+# %% Mean over the seeds (the figure's bars are one standard deviation). In this run BR,
+# missing counted as negative, keeps a slightly better test Ap, while GLOCAL, which never
+# reads the hidden entries, ranks them better: recovering labels is where it pays to leave
+# missing entries out of the loss.
+for rho in (1.0, 0.7, 0.3):
+    for method in models:
+        runs = [r for r in results if r["rho"] == rho and r["method"] == method]
+        print(f"rho={rho:.1f}  {method:<24}" + "".join(
+            f"  {what} Ap {np.mean([r[f'{key}_average_precision'] for r in runs]):.4f}"
+            for what, key in (("test", "prediction"), ("recovered", "recovery"))))
+fig = plot_measure_vs_observed(
+    results, ["prediction_average_precision", "recovery_average_precision"])
+fig.suptitle("Missing labels on synthetic data (3 seeds)")
+save_figure(fig, OUT / "missing_labels.png", overwrite=True)

@@ -1,0 +1,349 @@
+"""Figures of the GLOCAL paper from fitted estimators or result records (matplotlib).
+
+* `plot_correlations`: learned global and local label correlations (the paper's Figure 3);
+* `plot_convergence`: objective per outer iteration (Figure 4);
+* `plot_sensitivity` with `sensitivity`: the four measures against a hyperparameter
+  (Figures 5-9);
+* `plot_measure_vs_observed`: measures against the observed fraction rho;
+* `save_figure`: atomic saving that refuses to overwrite unless asked to.
+
+matplotlib is imported only inside these functions (``import glocal`` never loads it), and
+every figure is a `matplotlib.figure.Figure` made without pyplot: no backend or window is
+involved and nothing stays registered in pyplot after the figure is dropped. A notebook shows
+a returned figure when it is the value of a cell.
+"""
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from ._io import atomic_output
+from .estimator import GLOCAL
+from .metrics import GREATER_IS_BETTER, PAPER_NAMES, evaluate
+
+__all__ = [
+    "plot_convergence",
+    "plot_correlations",
+    "plot_measure_vs_observed",
+    "plot_sensitivity",
+    "save_figure",
+    "sensitivity",
+]
+
+# The paper's symbols of GLOCAL's hyperparameters, and its short names g and k.
+_SYMBOLS = {"n_groups": "$g$", "n_latent": "$k$", "lam": r"$\lambda$", "lam2": r"$\lambda_2$",
+            "lam3": r"$\lambda_3$", "lam4": r"$\lambda_4$"}
+_ALIASES = {"g": "n_groups", "k": "n_latent"}
+_SHORT_NAMES = {**{name: short for short, name in PAPER_NAMES.items()}, "label_auc": "label AUC"}
+# Prefixes of the measure columns written by `glocal.reproduce`.
+_PARTS = {"prediction_": "test labels", "recovery_": "missing training labels"}
+# Up to this many labels the heatmaps carry label names, and up to this many their values.
+_MAX_NAMED_LABELS = 25
+_MAX_ANNOTATED_LABELS = 8
+
+
+def save_figure(fig, path, *, overwrite=False, dpi=None):
+    """Save a figure atomically: readers see no file or the complete one, never a part.
+
+    The figure is written to a temporary file in the same directory, which then replaces
+    ``path`` (`os.replace` is atomic within one file system).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    path : path-like
+        Output file; its extension gives the format (PNG when it has none).
+    overwrite : bool, default=False
+        Replace an existing file; otherwise an existing ``path`` raises FileExistsError.
+    dpi : float, optional
+        Resolution; by default the figure's own, so the image is ``figsize * fig.dpi`` pixels.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    file_format = path.suffix[1:].lower() or "png"
+    with atomic_output(path, overwrite=overwrite, binary=True) as file:
+        # A file object, not a name: savefig would append the format to a name without it.
+        fig.savefig(file, format=file_format, dpi=dpi or "figure")
+    return path
+
+
+def _new_figure(width, height):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _finish(fig, path, overwrite):
+    if path is not None:
+        save_figure(fig, path, overwrite=overwrite)
+    return fig
+
+
+def plot_correlations(model, label_names=None, *, path=None, overwrite=False):
+    """Heatmaps of the global and every local label correlation matrix (the paper's Figure 3).
+
+    Parameters
+    ----------
+    model : fitted GLOCAL or tuple (global_correlation, local_correlations)
+        An estimator with ``global_correlation_`` (l x l) and ``local_correlations_``
+        (g x l x l), or those two arrays, e.g. the planted correlations of
+        `glocal.datasets.make_glocal_data`.
+    label_names : sequence of str, optional
+        Names of the l labels (e.g. a dataset's ``label_names``); 1, 2, ... by default.
+        Names are shown for up to 25 labels, values in the cells for up to 8.
+    path : path-like, optional
+        Also save the figure there (see `save_figure`).
+    overwrite : bool, default=False
+        Replace an existing ``path``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel for the global matrix, then one per group, on the diverging scale [-1, 1]
+        (red positive, blue negative) with a shared colorbar.
+    """
+    if isinstance(model, tuple):
+        global_corr, local_corrs = (np.asarray(a, dtype=float) for a in model)
+        sizes = None
+    else:
+        global_corr, local_corrs = model.global_correlation_, model.local_correlations_
+        sizes = np.bincount(model.groups_, minlength=len(local_corrs))
+    n_labels = global_corr.shape[0]
+    if global_corr.shape != (n_labels, n_labels) or local_corrs.shape[1:] != global_corr.shape:
+        raise ValueError(f"expected an l x l global and g x l x l local correlations, got "
+                         f"shapes {global_corr.shape} and {local_corrs.shape}")
+    if label_names is None:
+        label_names = [str(i + 1) for i in range(n_labels)]
+    elif len(label_names) != n_labels:
+        raise ValueError(f"{len(label_names)} label names for {n_labels} labels")
+
+    titles = ["global"] + [f"group {m + 1}" + ("" if sizes is None else f" ($n_m$={sizes[m]})")
+                           for m in range(len(local_corrs))]
+    n_panels = len(titles)
+    n_cols = min(n_panels, 5)
+    n_rows = math.ceil(n_panels / n_cols)
+    named = n_labels <= _MAX_NAMED_LABELS
+    panel = float(np.clip(0.16 * n_labels, 2.6, 4.0))  # inches per matrix
+    # Room for the slanted names under every row of panels (about 0.06 inch per character).
+    names_height = 0.06 * max(map(len, label_names)) if named else 0.0
+    fig = _new_figure(panel * n_cols + 1.0, (panel + names_height) * n_rows + 0.6)
+    axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    for i, (ax, matrix, title) in enumerate(zip(axes.flat, [global_corr, *local_corrs],
+                                                titles)):
+        image = ax.imshow(matrix, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
+        ax.set_title(title)
+        ax.tick_params(labelsize=10 if n_labels <= 12 else 7)
+        ticks = np.arange(n_labels) if named else []
+        ax.set_xticks(ticks, [label_names[j] for j in ticks], rotation=45, ha="right",
+                      rotation_mode="anchor")
+        # Rows share the labels of the first column: names there only.
+        ax.set_yticks(ticks, [label_names[j] for j in ticks] if i % n_cols == 0 else [])
+        if n_labels <= _MAX_ANNOTATED_LABELS:
+            for (r, c), value in np.ndenumerate(matrix):
+                ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(value) > 0.6 else "black")
+    for ax in axes.flat[n_panels:]:
+        ax.set_axis_off()
+    fig.colorbar(image, ax=axes, shrink=0.8, label="label correlation")
+    fig.suptitle("Label correlations: global and per group")
+    return _finish(fig, path, overwrite)
+
+
+def plot_convergence(source, *, logy=False, path=None, overwrite=False):
+    """The objective after the warm start and every outer iteration (the paper's Figure 4).
+
+    Parameters
+    ----------
+    source : fitted GLOCAL, sequence of float, or mapping of str to either
+        A fitted estimator contributes its ``objective_history_``; a mapping draws one
+        curve per entry (e.g. several datasets, or per-block objective values).
+    logy : bool, default=False
+        Logarithmic objective axis.
+    path : path-like, optional
+        Also save the figure there (see `save_figure`).
+    overwrite : bool, default=False
+        Replace an existing ``path``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    if not isinstance(source, Mapping):
+        source = {"GLOCAL" if hasattr(source, "objective_history_") else "objective": source}
+    fig = _new_figure(5.0, 3.6)
+    ax = fig.subplots()
+    for name, history in source.items():
+        history = np.asarray(getattr(history, "objective_history_", history), dtype=float)
+        ax.plot(np.arange(history.size), history, marker="o", label=name)
+    if logy:
+        ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("outer iteration (0: after the warm start)")
+    ax.set_ylabel("objective (Eq. 6)")
+    ax.set_title("Convergence of GLOCAL")
+    ax.grid(alpha=0.3)
+    if len(source) > 1:
+        ax.legend()
+    return _finish(fig, path, overwrite)
+
+
+def sensitivity(X_train, Y_train, X_test, Y_test, parameter, values, **base_params):
+    """Fit GLOCAL for every value of one hyperparameter and measure it on a test set.
+
+    Parameters
+    ----------
+    X_train, Y_train : array-like
+        Training data; ``Y_train`` may hold NaN for missing labels.
+    X_test, Y_test : array-like
+        Test data with complete {0, 1} labels (as in the paper, drop rows without a
+        positive label first: `glocal.protocol.drop_unlabeled_rows`).
+    parameter : str
+        A GLOCAL parameter (e.g. ``"lam3"``), or the paper's ``"g"`` (``n_groups``) or
+        ``"k"`` (``n_latent``).
+    values : sequence
+        The values to try.
+    **base_params
+        The other GLOCAL parameters, e.g. ``random_state=0``.
+
+    Returns
+    -------
+    results : list of dict
+        One record per value: ``{parameter: value}`` plus the measures of
+        `glocal.metrics.evaluate`; the input of `plot_sensitivity`.
+    """
+    name = _ALIASES.get(parameter, parameter)
+    results = []
+    for value in values:
+        model = GLOCAL(**{**base_params, name: value}).fit(X_train, Y_train)
+        results.append({parameter: value,
+                        **evaluate(Y_test, model.decision_function(X_test))})
+    return results
+
+
+def plot_sensitivity(results, parameter, *, path=None, overwrite=False):
+    """The four measures of the paper against one hyperparameter (Figures 5-9).
+
+    Parameters
+    ----------
+    results : list of dict, or mapping of value to dict (or to list of dict)
+        Records holding ``parameter`` and the measures of `glocal.metrics.evaluate`, as
+        returned by `sensitivity`; or measures keyed by parameter value. Several records
+        of one value (e.g. repetitions) are drawn as their mean with a standard-deviation
+        bar.
+    parameter : str
+        The key of the parameter in the records (``"g"``, ``"k"``, ``"lam2"``, ...).
+    path : path-like, optional
+        Also save the figure there (see `save_figure`).
+    overwrite : bool, default=False
+        Replace an existing ``path``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Rkl, Auc, Cvg and Ap side by side; a logarithmic axis when the (positive) values
+        span two decades or more.
+    """
+    if isinstance(results, Mapping):
+        results = [{parameter: value, **record} for value, records in results.items()
+                   for record in ([records] if isinstance(records, Mapping) else records)]
+    name = _ALIASES.get(parameter, parameter)
+    xlabel = f"{_SYMBOLS[name]} ({parameter})" if name in _SYMBOLS else parameter
+    fig = _new_figure(12.0, 3.2)
+    for ax, measure in zip(fig.subplots(1, len(PAPER_NAMES)), PAPER_NAMES.values()):
+        x, mean, std = _mean_std(results, parameter, measure)
+        ax.errorbar(x, mean, yerr=std, marker="o", capsize=3)
+        if x.size and x.min() > 0 and x.max() >= 100 * x.min():
+            ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_title(_measure_label(measure))
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Sensitivity of GLOCAL to {parameter}")
+    return _finish(fig, path, overwrite)
+
+
+def plot_measure_vs_observed(results, measure="average_precision", *, path=None,
+                             overwrite=False):
+    """Measures against the observed fraction rho of the training labels.
+
+    Parameters
+    ----------
+    results : list of dict
+        Records with ``"rho"`` and the measure, and optionally ``"method"`` (one curve
+        each) and ``"dataset"`` (one row of panels each), such as the rows of
+        `glocal.reproduce.read_results`. Records of the same dataset, method and rho
+        (repetitions) are drawn as their mean with a standard-deviation bar; NaN values
+        are ignored.
+    measure : str or sequence of str, default="average_precision"
+        Record keys, one column of panels each: a measure of `glocal.metrics.evaluate`,
+        or one prefixed by ``prediction_`` or ``recovery_`` as in
+        `glocal.reproduce.read_results`.
+    path : path-like, optional
+        Also save the figure there (see `save_figure`).
+    overwrite : bool, default=False
+        Replace an existing ``path``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    measures = [measure] if isinstance(measure, str) else list(measure)
+    missing = [key for key in measures if any(key not in record for record in results)]
+    if missing:
+        raise ValueError(f"the results lack {missing} (their keys: "
+                         f"{sorted(set().union(*results))})")
+    datasets = list(dict.fromkeys(record.get("dataset") for record in results))
+    methods = list(dict.fromkeys(record.get("method") for record in results))
+    fig = _new_figure(4.2 * len(measures), 3.4 * len(datasets))
+    axes = fig.subplots(len(datasets), len(measures), squeeze=False)
+    for row, dataset in zip(axes, datasets):
+        for ax, key in zip(row, measures):
+            for method in methods:
+                records = [r for r in results
+                           if r.get("dataset") == dataset and r.get("method") == method]
+                x, mean, std = _mean_std(records, "rho", key)
+                if x.size:
+                    ax.errorbar(x, mean, yerr=std, marker="o", capsize=3, label=method)
+            ax.set_xlim(0, 1.05)
+            ax.set_xlabel(r"observed fraction $\rho$")
+            ax.set_ylabel(_measure_label(key))
+            if dataset is not None:
+                ax.set_title(dataset)
+            ax.grid(alpha=0.3)
+    if methods != [None]:
+        axes[0, 0].legend()
+    return _finish(fig, path, overwrite)
+
+
+def _mean_std(records, key, measure):
+    """Sorted ``key`` values with the mean and standard deviation of ``measure`` at each.
+
+    Non-finite measures are ignored, and values left without any are dropped.
+    """
+    samples = {}
+    for record in records:
+        value = float(record[measure])
+        if np.isfinite(value):
+            samples.setdefault(record[key], []).append(value)
+    x = sorted(samples)
+    return (np.array(x, dtype=float), np.array([np.mean(samples[v]) for v in x]),
+            np.array([np.std(samples[v]) for v in x]))
+
+
+def _measure_label(key):
+    """'Ap', 'Rkl (lower is better)', 'Ap, missing training labels', ... for a record key."""
+    part = next((prefix for prefix in _PARTS if key.startswith(prefix)), None)
+    name = key[len(part):] if part else key
+    label = _SHORT_NAMES.get(name, name)
+    if part:
+        label += f", {_PARTS[part]}"
+    if not GREATER_IS_BETTER.get(name, True):
+        label += " (lower is better)"
+    return label

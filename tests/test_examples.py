@@ -1,0 +1,56 @@
+"""Every script in examples/ runs without arguments and writes its figures."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+from realdata import DATA_DIR, real
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
+# The figures of every example, and the real dataset it needs (None: synthetic data only).
+EXAMPLES = {
+    "plot_quick_start.py": (["quick_start_convergence.png", "quick_start_scores.png"], None),
+    "plot_missing_labels.py": (["missing_labels.png"], None),
+    "plot_correlations_image.py": (
+        ["image_correlations_learned.png", "image_correlations_labels.png"], "image"),
+    "plot_oblique_manifold.py": (["oblique_manifold.png"], None),
+    "plot_domain_groups.py": (["domain_groups.png"], None),
+    "plot_pipeline_gridsearch.py": (["pipeline_gridsearch.png"], None),
+}
+
+
+def _run(script, tmp_path, **env):
+    environment = {**os.environ, "MPLBACKEND": "Agg", "GLOCAL_EXAMPLES_OUT": str(tmp_path),
+                   "GLOCAL_DATA": str(DATA_DIR), **env}
+    environment = {key: value for key, value in environment.items() if value is not None}
+    return subprocess.run([sys.executable, str(EXAMPLES_DIR / script)], cwd=tmp_path,
+                          env=environment, capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def test_every_example_is_listed():
+    assert sorted(p.name for p in EXAMPLES_DIR.glob("*.py")) == sorted(EXAMPLES)
+
+
+@pytest.mark.parametrize("script", sorted(EXAMPLES))
+def test_example_runs_and_writes_its_figures(script, tmp_path):
+    figures, dataset = EXAMPLES[script]
+    if dataset is not None:
+        real(dataset)  # skips when the data is absent (fails under CI=true)
+    result = _run(script, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(figures)
+    for name in figures:
+        assert matplotlib.image.imread(tmp_path / name).shape[0] > 100
+
+
+@pytest.mark.parametrize("ci, code", [(None, 0), ("true", 1)])
+def test_real_data_example_says_what_to_set(ci, code, tmp_path):
+    result = _run("plot_correlations_image.py", tmp_path, GLOCAL_DATA=str(tmp_path / "none"),
+                  CI=ci)
+    assert result.returncode == code
+    assert "Set GLOCAL_DATA" in result.stderr
+    assert list(tmp_path.iterdir()) == []

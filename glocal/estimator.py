@@ -93,6 +93,12 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Number of groups actually used.
     objective_history_ : list of float
         Eq. ``eqn:opt`` after the warm start and after every outer iteration.
+    init_objective_history_ : list of float
+        The basic model's objective (Eq. ``eqn:init``) at the initial point and after every
+        warm-start round.
+    block_objective_history_ : ndarray of shape (n_iter_, 4)
+        Eq. ``eqn:opt`` after the Z, V, U and W updates of every outer iteration (the
+        paper's Figure 4 per block); the last column matches ``objective_history_[1:]``.
     n_iter_ : int
         Outer iterations run.
     n_init_iter_ : int
@@ -194,6 +200,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.groups_ = groups
         self.n_groups_ = len(data.group_index)
         self.objective_history_ = result.objective_history
+        self.init_objective_history_ = result.init_history
+        self.block_objective_history_ = np.array(result.block_history).reshape(-1, 4)
         self.n_iter_ = result.n_iter
         self.n_init_iter_ = result.n_init_iter
         self.fit_times_ = {"clustering": clustering_time, **result.times}

@@ -64,6 +64,8 @@ class GlocalResult:
     objective_history: list
     n_iter: int
     n_init_iter: int
+    init_history: list = field(default_factory=list)
+    block_history: list = field(default_factory=list)
     times: dict = field(default_factory=dict)
 
 
@@ -79,25 +81,33 @@ def block_optimizer(optimizer, block):
 
 
 def _solve_block(block, problem, start, options):
-    """Run the block's optimizer from ``start``; keep ``start`` if the cost went up."""
+    """Run the block's optimizer from ``start``; keep ``start`` if the cost went up.
+
+    Returns the new point and the decrease of the objective (a block's cost differs from
+    the objective by a constant).
+    """
     start_cost, start_grad = problem.cost_and_gradient(start)
     start_norm = problem.manifold.norm(start, problem.manifold.projection(start, start_grad))
     # Stationary up to rounding (e.g. the Z cost is constant on the sphere with one label).
     if start_norm <= 1e-10 * np.linalg.norm(start_grad):
-        return start
+        return start, 0.0
     try:
         result = problems.run_optimizer(block_optimizer(options.optimizer, block), problem,
                                         start, options.block_max_iter,
                                         options.block_rtol * start_norm, options.max_inner)
     except ZeroDivisionError:  # pymanopt's CG on an exactly vanishing gradient
-        return start
-    return result.point if result.cost <= start_cost else start
+        return start, 0.0
+    if result.cost > start_cost:
+        return start, 0.0
+    return result.point, start_cost - result.cost
 
 
 def _update_v(U, V, P, data, options):
-    if options.v_closed_form:
-        return obj.v_closed_form(U, P, data)
-    return _solve_block("V", problems.v_problem(U, P, data), V, options)
+    """The V block (Eq. ``uv``): the new V and the decrease of the objective."""
+    if not options.v_closed_form:
+        return _solve_block("V", problems.v_problem(U, P, data), V, options)
+    new = obj.v_closed_form(U, P, data)
+    return new, obj.v_cost_grad(V, U, P, data)[0] - obj.v_cost_grad(new, U, P, data)[0]
 
 
 def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
@@ -162,7 +172,10 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     -------
     GlocalResult
         ``objective_history`` holds Eq. ``eqn:opt`` after the warm start (with the initial
-        Z) and after every outer iteration; it never increases.
+        Z) and after every outer iteration; it never increases. ``init_history`` holds
+        Eq. ``eqn:init`` at the initial point and after every warm-start round, and
+        ``block_history`` Eq. ``eqn:opt`` after each block (Z, V, U, W) of every outer
+        iteration, from the blocks' own cost decreases.
     """
     options = options or SolverOptions()
     rng = np.random.default_rng(random_state)
@@ -176,9 +189,10 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     basic = [obj.basic_objective(U, V, W, data)]
     n_init_iter = 0
     for n_init_iter in range(1, init_max_iter + 1):
-        U = _solve_block("U", problems.u_problem(V, Z, None, data), U, options)
-        V = _update_v(U, V, data.X @ W, data, options)
-        W = _solve_block("W", problems.w_problem(V, None, data, w_preconditioner), W, options)
+        U = _solve_block("U", problems.u_problem(V, Z, None, data), U, options)[0]
+        V = _update_v(U, V, data.X @ W, data, options)[0]
+        W = _solve_block("W", problems.w_problem(V, None, data, w_preconditioner), W,
+                         options)[0]
         basic.append(obj.basic_objective(U, V, W, data))
         if callback is not None:
             callback("init", n_init_iter, basic[-1])
@@ -189,18 +203,26 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     tic = time.perf_counter()
     P = data.X @ W
     history = [obj.objective(U, V, W, Z, data, P=P)]
+    block_history = []  # the objective after the Z, V, U and W updates of every iteration
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
+        decreases = []
         # Algorithm 1, lines 3-5: every Z_m (jointly: the problems are independent).
         B = obj.label_side_weights(P, data)
-        Z = _solve_block("Z", problems.z_problem(U, B, Z.shape), Z, options)
+        Z, drop = _solve_block("Z", problems.z_problem(U, B, Z.shape), Z, options)
+        decreases.append(drop)
         # Line 6: V (the manifold terms do not involve V).
-        V = _update_v(U, V, P, data, options)
+        V, drop = _update_v(U, V, P, data, options)
+        decreases.append(drop)
         # Line 7: U.
-        U = _solve_block("U", problems.u_problem(V, Z, B, data), U, options)
+        U, drop = _solve_block("U", problems.u_problem(V, Z, B, data), U, options)
+        decreases.append(drop)
         # Line 8: W.
         H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)
-        W = _solve_block("W", problems.w_problem(V, H, data, w_preconditioner), W, options)
+        W, drop = _solve_block("W", problems.w_problem(V, H, data, w_preconditioner), W,
+                               options)
+        decreases.append(drop)
+        block_history.append(history[-1] - np.cumsum(decreases))
         P = data.X @ W
         history.append(obj.objective(U, V, W, Z, data, P=P))
         if callback is not None:
@@ -208,4 +230,4 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         if _converged(history, tol):
             break
     times["main"] = time.perf_counter() - tic
-    return GlocalResult(U, V, W, Z, history, n_iter, n_init_iter, times)
+    return GlocalResult(U, V, W, Z, history, n_iter, n_init_iter, basic, block_history, times)

@@ -110,10 +110,11 @@ def test_every_block_step_keeps_constraints_and_never_raises_its_cost(data, monk
     original = solver._solve_block
 
     def recording(block, problem, start, options):
-        point = original(block, problem, start, options)
-        records.append((block, problem.cost_and_gradient(start)[0],
-                        problem.cost_and_gradient(point)[0], point))
-        return point
+        point, decrease = original(block, problem, start, options)
+        start_cost, end_cost = (problem.cost_and_gradient(x)[0] for x in (start, point))
+        assert decrease == pytest.approx(start_cost - end_cost, rel=1e-12, abs=1e-12)
+        records.append((block, start_cost, end_cost, point))
+        return point, decrease
 
     monkeypatch.setattr(solver, "_solve_block", recording)
     result = glocal_fit(data, N_LATENT, max_iter=6, init_max_iter=4, tol=0.0,
@@ -139,7 +140,7 @@ def test_solve_block_keeps_start_when_optimizer_goes_up(data, monkeypatch):
 
     assert Worse.cost > problem.cost_and_gradient(V)[0]
     monkeypatch.setattr(problems, "run_optimizer", lambda *args, **kwargs: Worse)
-    assert solver._solve_block("V", problem, V, SolverOptions()) is V
+    assert solver._solve_block("V", problem, V, SolverOptions()) == (V, 0.0)
 
 
 def test_solve_block_skips_stationary_start(data, monkeypatch):
@@ -151,7 +152,9 @@ def test_solve_block_skips_stationary_start(data, monkeypatch):
     U = np.ones((5, 3))
     B = np.zeros((3, 3, 3))  # no manifold terms: the Z cost is identically 0
     Z = np.full((3, 5, 3), 1 / np.sqrt(3))
-    assert solver._solve_block("Z", problems.z_problem(U, B, Z.shape), Z, SolverOptions()) is Z
+    point, decrease = solver._solve_block("Z", problems.z_problem(U, B, Z.shape), Z,
+                                          SolverOptions())
+    assert point is Z and decrease == 0.0
 
 
 def test_block_optimizer_choice():
@@ -254,3 +257,17 @@ def test_both_inits_fit(data, init):
     history = np.array(result.objective_history)
     assert np.all(np.isfinite(history))
     assert np.all(np.diff(history) <= 1e-10 * np.abs(history[:-1]))
+
+
+def test_block_history_follows_the_objective(data):
+    result = glocal_fit(data, N_LATENT, max_iter=5, init_max_iter=3, tol=0.0, random_state=2)
+    blocks = np.array(result.block_history)
+    assert blocks.shape == (result.n_iter, 4)
+    # after W, the block values reach the recomputed objective of the iteration
+    np.testing.assert_allclose(blocks[:, -1], result.objective_history[1:], rtol=1e-9)
+    # Z, V, U, W one after the other, iteration after iteration: never up
+    sequence = np.concatenate([[result.objective_history[0]], blocks.ravel()])
+    assert np.all(np.diff(sequence) <= 1e-10 * np.abs(sequence[:-1]))
+    basic = np.array(result.init_history)
+    assert len(basic) == result.n_init_iter + 1
+    assert np.all(np.diff(basic) <= 1e-10 * np.abs(basic[:-1]))

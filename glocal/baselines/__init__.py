@@ -1,8 +1,10 @@
 """Baselines the paper compares GLOCAL with, under GLOCAL's estimator API."""
 
 from .br import BR
+from .leml import LEML
 from .maxide import MAXIDE
 from .mllrc import MLLRC
+from .mlloc import MLLOC
 from .two_stage import MBR, MMLLOC, TwoStage
 
-__all__ = ["BR", "MAXIDE", "MBR", "MLLRC", "MMLLOC", "TwoStage"]
+__all__ = ["BR", "LEML", "MAXIDE", "MBR", "MLLOC", "MLLRC", "MMLLOC", "TwoStage"]

@@ -152,6 +152,19 @@ def build_parser():
     evaluate.add_argument("--keep-unlabeled", action="store_true",
                           help="keep rows without a positive label")
     evaluate.set_defaults(run=_evaluate)
+
+    plot = commands.add_parser(
+        "plot", help="draw a model's learned correlations and convergence, or reproduce results",
+        description="Write PNG figures to a directory: from a model saved by 'glocal fit', "
+                    "its learned global and local label correlations (correlations.png) and "
+                    "its objective per iteration and per block (convergence.png); from a "
+                    "'glocal reproduce' results.csv, test average precision against the "
+                    "observed fraction rho (measure_vs_rho.png).")
+    plot.add_argument("--model", help="model saved by 'glocal fit'")
+    plot.add_argument("--results", help="results.csv written by 'glocal reproduce'")
+    plot.add_argument("--out", required=True, help="directory for the figures")
+    plot.add_argument("--force", action="store_true", help="replace existing figures")
+    plot.set_defaults(run=_plot)
     return parser
 
 
@@ -207,17 +220,24 @@ def _fit(args):
     return 0
 
 
-def _load_model(path, data):
-    """The saved model, checked against the data it is about to score."""
+def _read_model(path):
+    """What 'glocal fit' saved: the model with its label and feature names."""
     import joblib
 
     try:
         saved = joblib.load(path)
-        model, label_names = saved["model"], saved["label_names"]
+        saved["model"], saved["label_names"]
     except FileNotFoundError:
         raise
     except Exception as exc:  # joblib raises many kinds for a file that is not a model
         raise ValueError(f"{path} is not a model saved by 'glocal fit' ({exc})") from None
+    return saved
+
+
+def _load_model(path, data):
+    """The saved model, checked against the data it is about to score."""
+    saved = _read_model(path)
+    model, label_names = saved["model"], saved["label_names"]
     if data.X.shape[1] != model.n_features_in_:
         raise ValueError(f"the model has {model.n_features_in_} features but the data has "
                          f"{data.X.shape[1]}: it was fitted on other data")
@@ -286,6 +306,34 @@ def _fraction(text):
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
     return value
+
+
+def _plot(args):
+    from .plotting import plot_convergence, plot_correlations, plot_measure_vs_observed
+
+    if not (args.model or args.results):
+        raise ValueError("nothing to plot: give a model (--model) or reproduce results "
+                         "(--results)")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = []  # (file name, function drawing it to a path)
+    if args.model:
+        saved = _read_model(args.model)
+        model = saved["model"]
+        figures += [("correlations.png", lambda path: plot_correlations(
+                         model, saved["label_names"], path=path, overwrite=args.force)),
+                    ("convergence.png", lambda path: plot_convergence(
+                         model, path=path, overwrite=args.force))]
+    if args.results:
+        from .reproduce import read_results
+
+        rows = read_results(args.results)
+        figures.append(("measure_vs_rho.png", lambda path: plot_measure_vs_observed(
+            rows, measure="prediction_average_precision", path=path, overwrite=args.force)))
+    for name, draw in figures:
+        draw(out / name)
+        print(f"wrote {out / name}")
+    return 0
 
 
 def main(argv=None):

@@ -161,8 +161,10 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
     Parameters
     ----------
     source : fitted GLOCAL, sequence of float, or mapping of str to either
-        A fitted estimator contributes its ``objective_history_``; a mapping draws one
-        curve per entry (e.g. several datasets, or per-block objective values).
+        A fitted estimator contributes its ``objective_history_`` and, between iterations,
+        the objective after each of its Z, V, U and W updates
+        (``block_objective_history_``); a mapping draws one curve per entry (e.g. several
+        datasets).
     logy : bool, default=False
         Logarithmic objective axis.
     path : path-like, optional
@@ -181,8 +183,16 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
     fig = _new_figure(5.0, 3.6)
     ax = fig.subplots()
     for name, history in source.items():
+        blocks = getattr(history, "block_objective_history_", None)
         history = np.asarray(getattr(history, "objective_history_", history), dtype=float)
-        ax.plot(np.arange(history.size), history, marker="o", label=name)
+        line, = ax.plot(np.arange(history.size), history, marker="o", label=name)
+        if blocks is not None and len(blocks):
+            # iteration i's blocks sit at i - 3/4, i - 1/2, i - 1/4 and i
+            steps = np.arange(1, blocks.size + 1) / blocks.shape[1]
+            ax.plot(np.concatenate([[0], steps]), np.concatenate([history[:1], blocks.ravel()]),
+                    linewidth=0.8, marker=".", color=line.get_color(), alpha=0.6,
+                    label=f"{name}: after each block (Z, V, U, W)")
+            source = {**source, "blocks": None}  # a legend is worth drawing now
     if logy:
         ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

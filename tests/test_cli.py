@@ -123,7 +123,26 @@ def test_errors_are_one_line(files, capsys, case, message):
     assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
-@pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate"])
+def test_plot_writes_png_figures_and_keeps_existing_ones(files, capsys):
+    from matplotlib.image import imread
+
+    tmp, train, test = files
+    model, out = tmp / "m.joblib", tmp / "figures"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["plot", "--model", str(model), "--out", str(out)]) == 0
+    for name in ("correlations.png", "convergence.png"):
+        image = imread(out / name)
+        assert image.shape[0] > 100 and image.shape[1] > 100 and image.std() > 0
+    before = (out / "convergence.png").read_bytes()
+    capsys.readouterr()
+    assert main(["plot", "--model", str(model), "--out", str(out)]) == 2
+    assert (out / "convergence.png").read_bytes() == before
+    assert "exists" in capsys.readouterr().err
+    assert main(["plot", "--model", str(model), "--out", str(out), "--force"]) == 0
+    assert main(["plot", "--out", str(out)]) == 2
+
+
+@pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate", "plot"])
 def test_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])

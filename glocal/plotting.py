@@ -258,8 +258,8 @@ def plot_sensitivity(results, parameter, *, path=None, overwrite=False):
     Returns
     -------
     matplotlib.figure.Figure
-        Rkl, Auc, Cvg and Ap side by side; a logarithmic axis when the (positive) values
-        span two decades or more.
+        Rkl, Auc, Cvg and Ap side by side; a logarithmic axis when the positive values
+        span two decades or more (symmetric-log when one value is 0).
     """
     if isinstance(results, Mapping):
         results = [{parameter: value, **record} for value, records in results.items()
@@ -270,8 +270,11 @@ def plot_sensitivity(results, parameter, *, path=None, overwrite=False):
     for ax, measure in zip(fig.subplots(1, len(PAPER_NAMES)), PAPER_NAMES.values()):
         x, mean, std = _mean_std(results, parameter, measure)
         ax.errorbar(x, mean, yerr=std, marker="o", capsize=3)
-        if x.size and x.min() > 0 and x.max() >= 100 * x.min():
-            ax.set_xscale("log")
+        positive = x[x > 0]
+        if positive.size and x.min() >= 0 and positive.max() >= 100 * positive.min():
+            # symlog keeps a value of 0 (a term switched off) on the axis
+            ax.set_xscale("log" if x.min() > 0 else "symlog", **(
+                {} if x.min() > 0 else {"linthresh": positive.min()}))
         ax.set_xlabel(xlabel)
         ax.set_title(_measure_label(measure))
         ax.grid(alpha=0.3)

@@ -19,6 +19,8 @@ EXAMPLES = {
     "plot_oblique_manifold.py": (["oblique_manifold.png"], None),
     "plot_domain_groups.py": (["domain_groups.png"], None),
     "plot_pipeline_gridsearch.py": (["pipeline_gridsearch.png"], None),
+    "plot_sensitivity_enron.py": (
+        [f"enron_sensitivity_{p}.png" for p in ("g", "lam3", "lam4", "k", "lam2")], "enron"),
 }
 
 
@@ -47,10 +49,10 @@ def test_example_runs_and_writes_its_figures(script, tmp_path):
         assert matplotlib.image.imread(tmp_path / name).shape[0] > 100
 
 
+@pytest.mark.parametrize("script", ["plot_correlations_image.py", "plot_sensitivity_enron.py"])
 @pytest.mark.parametrize("ci, code", [(None, 0), ("true", 1)])
-def test_real_data_example_says_what_to_set(ci, code, tmp_path):
-    result = _run("plot_correlations_image.py", tmp_path, GLOCAL_DATA=str(tmp_path / "none"),
-                  CI=ci)
+def test_real_data_example_says_what_to_set(script, ci, code, tmp_path):
+    result = _run(script, tmp_path, GLOCAL_DATA=str(tmp_path / "none"), CI=ci)
     assert result.returncode == code
     assert "Set GLOCAL_DATA" in result.stderr
     assert list(tmp_path.iterdir()) == []

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from glocal import GLOCAL, GLObal, loCAL
 from glocal.groups import group_index
@@ -281,45 +280,6 @@ def test_single_label_fit():
         est = GLOCAL(n_latent=2, n_groups=2, max_iter=3, init_max_iter=3,
                      random_state=seed).fit(X, Y)
         assert np.all(np.isfinite(est.decision_function(X)))
-
-
-# --- scikit-learn's estimator checks -------------------------------------------------------
-
-_Y_VALUES = ("the check builds y from a multi-class target (values 0, 1, 2) reshaped to one "
-             "column; GLOCAL needs a {0, 1, NaN} label indicator matrix and rejects the value 2")
-
-UNAVOIDABLE = {
-    name: _Y_VALUES for name in [
-        "check_fit_score_takes_y",
-        "check_estimators_overwrite_params",
-        "check_dont_overwrite_parameters",
-        "check_estimators_fit_returns_self",
-        "check_readonly_memmap_input",
-        "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit",
-        "check_estimators_dtypes",
-        "check_dtype_object",
-        "check_estimator_sparse_tag",
-        "check_estimator_sparse_array",
-        "check_estimator_sparse_matrix",
-        "check_f_contiguous_array_estimator",
-        "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance",
-        "check_fit2d_1feature",
-        "check_dict_unchanged",
-        "check_fit2d_predict1d",
-    ]
-}
-
-def _expected_failed_checks(estimator):
-    return UNAVOIDABLE
-
-
-@parametrize_with_checks([cls(n_latent=2, n_groups=2, max_iter=3, init_max_iter=3)
-                          for cls in (GLOCAL, GLObal, loCAL)],
-                         expected_failed_checks=_expected_failed_checks, xfail_strict=True)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # --- the paper's ablations ------------------------------------------------------------------

@@ -4,7 +4,6 @@ against autograd, recovery of a planted low-rank model from 30% of the labels, d
 agreement, input errors, persistence and scikit-learn's estimator checks."""
 
 import pickle
-import warnings
 
 import autograd
 import autograd.numpy as anp
@@ -14,7 +13,6 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import roc_auc_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from glocal.baselines import leml as leml_module
 from glocal.baselines.leml import LEML, leml_fit, w_gradient, w_hessp
@@ -282,38 +280,3 @@ def test_bad_input():
     est = LEML(n_components=2, random_state=0).fit(X, Y)
     with pytest.raises(ValueError, match="features"):
         est.decision_function(X[:, :-1])
-
-
-# --- scikit-learn's estimator checks -------------------------------------------------------
-
-_Y_VALUES = ("the check builds y from a multi-class target (values 0, 1, 2) reshaped to one "
-             "column; LEML needs a {0, 1, NaN} label indicator matrix and rejects the value 2")
-
-UNAVOIDABLE = {name: _Y_VALUES for name in [
-    "check_fit_score_takes_y",
-    "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters",
-    "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input",
-    "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit",
-    "check_estimators_dtypes",
-    "check_dtype_object",
-    "check_estimator_sparse_tag",
-    "check_estimator_sparse_array",
-    "check_estimator_sparse_matrix",
-    "check_f_contiguous_array_estimator",
-    "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance",
-    "check_fit2d_1feature",
-    "check_dict_unchanged",
-    "check_fit2d_predict1d",
-]}
-
-
-@parametrize_with_checks([LEML(n_components=2, max_iter=5)],
-                         expected_failed_checks=lambda est: UNAVOIDABLE, xfail_strict=True)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        check(estimator)

@@ -8,7 +8,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from glocal.baselines.br import BR
 from glocal.baselines.maxide import (
@@ -288,27 +287,3 @@ def test_mmlloc_uses_mlloc():
     assert isinstance(model.learner_, MLLOC) and isinstance(model.completer_, MAXIDE)
     scores = model.decision_function(X[300:])
     assert roc_auc_score(Y_true[300:].ravel(), scores.ravel()) > 0.8
-
-
-# --- scikit-learn's estimator checks ---------------------------------------------------------
-
-_Y_VALUES = ("the check builds y from a multi-class target (values 0, 1, 2) reshaped to one "
-             "column; these estimators need a {0, 1, NaN} label indicator matrix")
-_UNAVOIDABLE = {name: _Y_VALUES for name in [
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_estimator_sparse_tag", "check_estimator_sparse_array",
-    "check_estimator_sparse_matrix", "check_f_contiguous_array_estimator",
-    "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-    "check_fit2d_1feature", "check_dict_unchanged", "check_fit2d_predict1d",
-]}
-
-
-@parametrize_with_checks([MAXIDE(max_iter=20), MBR()],
-                         expected_failed_checks=lambda est: _UNAVOIDABLE, xfail_strict=True)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check(estimator)

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from glocal.baselines.br import BR
 from glocal.baselines.mlloc import MLLOC
@@ -301,23 +300,3 @@ def test_clone_and_determinism(planted, fitted):
 def test_default_parameters():
     assert MLLOC().get_params() == dict(n_groups=8, lam1=5.0, lam2=10.0, alpha=10.0,
                                         max_iter=10, tol=1e-4, random_state=None)
-
-
-_Y_VALUES = ("the check builds y from a multi-class target (values 0, 1, 2) reshaped to one "
-             "column; MLLOC needs a {0, 1} label indicator matrix and rejects the value 2")
-_UNAVOIDABLE = {name: _Y_VALUES for name in [
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_estimator_sparse_tag", "check_estimator_sparse_array",
-    "check_estimator_sparse_matrix", "check_f_contiguous_array_estimator",
-    "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-    "check_fit2d_1feature", "check_dict_unchanged", "check_fit2d_predict1d",
-]}
-
-
-@parametrize_with_checks([MLLOC(n_groups=2, max_iter=3)],
-                         expected_failed_checks=lambda est: _UNAVOIDABLE, xfail_strict=True)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

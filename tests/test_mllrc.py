@@ -8,7 +8,6 @@ autograd.numpy and shares no code with glocal.baselines.mllrc:
 
 import itertools
 import pickle
-import warnings
 
 import autograd.numpy as anp
 import numpy as np
@@ -18,7 +17,6 @@ from autograd import grad
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from glocal.baselines import mllrc as mm
 from glocal.baselines.mllrc import MLLRC
@@ -379,38 +377,3 @@ def test_pickle_and_clone():
     assert not hasattr(fresh, "S_")
     refit = fresh.fit(X, sample_observed(Y, 0.3, 0))
     np.testing.assert_allclose(refit.S_, model.S_, rtol=1e-12, atol=1e-14)
-
-
-# --- scikit-learn's estimator checks -------------------------------------------------------
-
-_Y_VALUES = ("the check builds y from a multi-class target (values 0, 1, 2) reshaped to one "
-             "column; MLLRC needs a {0, 1, NaN} label indicator matrix and rejects the value 2")
-UNAVOIDABLE = {name: _Y_VALUES for name in [
-    "check_fit_score_takes_y",
-    "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters",
-    "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input",
-    "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit",
-    "check_estimators_dtypes",
-    "check_dtype_object",
-    "check_estimator_sparse_tag",
-    "check_estimator_sparse_array",
-    "check_estimator_sparse_matrix",
-    "check_f_contiguous_array_estimator",
-    "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance",
-    "check_fit2d_1feature",
-    "check_dict_unchanged",
-    "check_fit2d_predict1d",
-]}
-
-
-@parametrize_with_checks([MLLRC(max_iter=50)],
-                         expected_failed_checks=lambda estimator: UNAVOIDABLE,
-                         xfail_strict=True)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)

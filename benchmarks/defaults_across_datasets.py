@@ -21,6 +21,7 @@ from glocal import GLOCAL
 from glocal.baselines import BR
 from glocal.datasets import load_dataset
 from glocal.metrics import average_precision
+from glocal.protocol import drop_unlabeled_rows
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DATASETS = "enron,arts,business,yeast,scene,emotions,medical,image,cal500,genbase"
@@ -44,8 +45,7 @@ def main():
             data = load_dataset(dataset, args.data_dir)
             X_train, X_test, Y_train, Y_test = train_test_split(
                 data.X, data.Y, test_size=0.4, random_state=args.seed)
-            keep = np.asarray(Y_test.sum(axis=1)).ravel() > 0
-            X_test, Y_test = X_test[keep], Y_test[keep]
+            X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)
             reference = average_precision(
                 Y_test, BR(C=0.1).fit(X_train, Y_train).decision_function(X_test))
             row = []

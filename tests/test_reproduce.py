@@ -8,9 +8,18 @@ import pytest
 from realdata import DATA_DIR, real
 from sklearn.datasets import dump_svmlight_file
 
-from glocal import reproduce
+from glocal import GLOCAL, reproduce
+from glocal.baselines import MAXIDE
+from glocal.cli import main
 from glocal.datasets import make_glocal_data
-from glocal.reproduce import FIELDS, MEASURES, read_results, render_report, run_reproduction
+from glocal.reproduce import (
+    FIELDS,
+    MEASURES,
+    METHODS,
+    read_results,
+    render_report,
+    run_reproduction,
+)
 
 
 def _quick(out_dir, **kwargs):
@@ -41,6 +50,9 @@ def test_quick_mode_writes_one_row_per_run_and_the_report(tmp_path):
     glocal, br = stored[0], stored[1]
     assert all(glocal[f"time_{t}"] >= 0 for t in ("clustering", "init", "main"))
     assert math.isnan(br["time_main"])
+    # GLOCAL and BR alone: no small-cluster design unless asked for.
+    assert not any(row["small_clusters"] for row in stored)
+    assert all(math.isnan(row[f"small_{m}"]) for row in stored for m in MEASURES)
     assert any(line.startswith("[3/3]") and "ETA" in line for line in lines)
 
     report = (tmp_path / "report.md").read_text()
@@ -48,6 +60,7 @@ def test_quick_mode_writes_one_row_per_run_and_the_report(tmp_path):
                   "## Missing labels: recovery of the missing training labels",
                   "## Missing labels: prediction on test", "## Fit time"):
         assert title in report
+    assert "## Small clusters" not in report
     assert "| synthetic | Ap ↑ | 1 |" in report and "| synthetic | Rkl ↓ | 0.3 |" in report
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -92,6 +105,11 @@ def test_other_configuration_in_out_dir_is_refused(tmp_path):
     _quick(tmp_path)
     with pytest.raises(ValueError, match="another configuration"):
         _quick(tmp_path, random_state=1)
+    # The small-cluster design changes GLOCAL's fits: it cannot join the runs without it.
+    with pytest.raises(ValueError, match="another configuration"):
+        _quick(tmp_path, small_clusters=True)
+    with pytest.raises(ValueError, match="another configuration"):
+        _quick(tmp_path, methods=("GLOCAL", "GLObal"))  # GLObal switches it on by default
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -138,18 +156,203 @@ def test_report_has_the_papers_numbers_and_the_significance_marks(tmp_path):
     report = render_report(rows, path)
 
     lines = report.splitlines()
+    # The paper's order: BR before GLOCAL; a paper column for the methods of its table.
+    header = _cells(next(line for line in lines if line.startswith("| dataset | measure")))
+    assert header[3:] == ["BR", "GLOCAL", "paper BR", "paper GLOCAL"]
+    br = header.index("BR")
     ap_society = next(line for line in lines if line.startswith("| society | Ap ↑ | 1 |"))
     # Ap: higher is better, GLOCAL ahead on society and behind on social.
-    assert ap_society.split(" | ")[4].endswith("•") and "0.123±0.004" in ap_society
+    assert _cells(ap_society)[br].endswith("•") and "0.123±0.004" in ap_society
     ap_social = next(line for line in lines if line.startswith("| social | Ap ↑ | 1 |"))
-    assert ap_social.split(" | ")[4].endswith("∘")
+    assert _cells(ap_social)[br].endswith("∘")
+    assert not _cells(ap_social)[header.index("GLOCAL")].endswith(("•", "∘"))
     # Rkl: lower is better, so the same numbers give the opposite marks.
     rkl_society = next(line for line in lines if line.startswith("| society | Rkl ↓ | 1 |"))
-    assert rkl_society.split(" | ")[4].endswith("∘")
+    assert _cells(rkl_society)[br].endswith("∘")
     recovery = report.split("## Missing labels: recovery")[1].split("##")[0]
     assert "0.456" in recovery and "0.999" not in recovery
-    assert "1 / 20 / 23 / 44" in report
+    assert "1 / 20 / – / 23 / 44" in report  # C / I / F / R / A, no F for GLOCAL
+    assert "## Small clusters" not in report  # no run recorded them
     assert "Soci" not in render_report(rows)  # no paper columns without the tables
+
+
+def _cells(line):
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def test_report_skips_missing_values_and_marks_small_clusters(tmp_path):
+    rows = []
+    for rep in range(4):
+        for method, value in (("GLOCAL", 0.6), ("GLObal", 0.5), ("loCAL", 0.55)):
+            bonus = 0.001 * rep ** 2 * (method == "GLOCAL")  # no constant differences
+            row = _row("arts", rep, 1.0, method, value + 0.01 * rep + bonus)
+            small = value + 0.02 * rep + bonus
+            row.update({f"small_{m}": small for m in MEASURES},
+                       small_clusters=True, small_n_test=7)
+            rows.append(row)
+    rows[-1]["small_average_precision"] = np.nan  # loCAL, repetition 3: not defined
+    paper = {"small_clusters_full_labels_test": {
+        "Art": {"Ap": {"GLOCAL": {"mean": 0.631, "std": 0.011}}}}}
+    path = tmp_path / "paper.json"
+    path.write_text(json.dumps(paper))
+    report = render_report(rows, path)
+    small = report.split("## Small clusters")[1].split("##")[0]
+    header = _cells(next(line for line in small.splitlines() if line.startswith("| dataset")))
+    assert header[3:] == ["GLObal", "loCAL", "GLOCAL", "paper GLObal", "paper loCAL",
+                          "paper GLOCAL"]
+    ap = _cells(next(line for line in small.splitlines() if "| Ap ↑ |" in line))
+    assert ap[3] == "0.530±0.026•"  # GLObal: always at least 0.1 behind GLOCAL
+    assert ap[4].startswith("0.570±0.020")  # loCAL: the NaN repetition left out
+    assert ap[-1] == "0.631±0.011" and "7 test rows per run" in small
+
+
+# A results.csv written before the small-cluster and fill-time columns existed, by
+# ``run_reproduction(["synthetic"], quick=True, observed_fractions=(1.0, 0.7))``.
+_OLD_RESULTS = """\
+dataset,repetition,rho,method,seed,quick,tune,drop_unlabeled,n_train,n_test,params,\
+prediction_ranking_loss,prediction_instance_auc,prediction_coverage,\
+prediction_average_precision,prediction_label_auc,recovery_ranking_loss,\
+recovery_instance_auc,recovery_coverage,recovery_average_precision,recovery_label_auc,\
+time_clustering,time_init,time_main,time_fit,time_tuning
+synthetic,0,1.0,GLOCAL,0,True,False,True,300,177,"{""lam2"": 4.0, ""n_latent"": 20}",\
+0.10533584431889517,0.8946641556811048,4.604519774011299,0.8545866079411277,\
+0.8776598817629188,,,,,,0.008121435000248312,0.009917989999848942,0.03233529799945245,\
+0.05791506599962304,4.90999809699133e-07
+synthetic,0,1.0,BR,0,True,False,True,300,177,"{""C"": 0.1}",0.09857580037664782,\
+0.9014241996233522,4.536723163841808,0.871182542739746,0.8971919902757947,,,,,,,,,\
+0.01906824100024096,6.209993443917483e-07
+synthetic,0,0.7,GLOCAL,0,True,False,True,300,177,"{""lam2"": 4.0, ""n_latent"": 20}",\
+0.1267066854990584,0.8732933145009417,4.937853107344632,0.8254317454882426,\
+0.8562461835758689,0.09589575530586765,0.9041042446941323,0.9842931937172775,\
+0.9162245491564862,0.8691233321179999,0.0015646110005036462,0.032095742999445065,\
+0.05850301800001034,0.0958660329997656,4.3100044422317296e-07
+"""
+
+
+def test_results_of_the_old_format_are_read_rendered_and_resumed(tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_text(_OLD_RESULTS)
+    old = read_results(path)
+    assert _run_keys(old) == [("synthetic", 0, 1.0, "GLOCAL"), ("synthetic", 0, 1.0, "BR"),
+                              ("synthetic", 0, 0.7, "GLOCAL")]
+    assert set(old[0]) == set(FIELDS)
+    assert not any(row["small_clusters"] for row in old)
+    assert all(math.isnan(row["time_fill"]) and math.isnan(row["small_n_test"]) for row in old)
+    assert old[2]["recovery_average_precision"] == 0.9162245491564862
+    report = render_report(old, reproduce_paper_tables())
+    for title in ("## Full labels", "## Missing labels: recovery", "## Missing labels: "
+                  "prediction", "## Fit time"):
+        assert title in report
+    assert "| synthetic | Ap ↑ | 0.7 | 0.825 |" in report
+
+    # The same configuration resumes the old file: nothing recomputed, new runs appended in
+    # the new format (the old rows keep their values, their new columns empty).
+    rows, lines = _quick(tmp_path, methods=("GLOCAL", "BR", "LEML"),
+                         observed_fractions=(1.0, 0.7))
+    assert any(line.startswith("5 runs, 3 already in") for line in lines)
+    stored = read_results(path)
+    assert all(_same(a, b) for a, b in zip(stored[:3], old))
+    assert path.read_text().splitlines()[0] == ",".join(FIELDS)
+    assert [row["method"] for row in stored[3:]] == ["LEML", "LEML"]
+
+    # Other columns than this version knows: refused.
+    path.write_text(_OLD_RESULTS.replace("time_tuning", "time_other"))
+    with pytest.raises(ValueError, match="not a results file"):
+        read_results(path)
+
+
+def _same(a, b):
+    """Rows equal, NaN equal to NaN."""
+    return a.keys() == b.keys() and all(
+        a[k] == b[k] or (isinstance(a[k], float) and math.isnan(a[k]) and math.isnan(b[k]))
+        for k in a)
+
+
+def reproduce_paper_tables():
+    """The paper's tables beside the project, when present (the report works without)."""
+    from glocal.cli import _PAPER_TABLES
+
+    return _PAPER_TABLES if _PAPER_TABLES.is_file() else None
+
+
+def test_every_method_through_the_command_line(tmp_path, monkeypatch):
+    # Spy on the groups the GLOCAL family gets and on MAXIDE filling the labels of the
+    # two-stage methods.
+    given_groups, fills = [], []
+    glocal_fit, maxide_fill = GLOCAL.fit, MAXIDE.fill
+
+    def spy_fit(self, X, Y, groups=None):
+        given_groups.append((type(self).__name__, X.shape[0], groups))
+        return glocal_fit(self, X, Y, groups=groups)
+
+    def spy_fill(self, Y, X=None):
+        fills.append(np.isnan(Y).mean())
+        return maxide_fill(self, Y, X)
+
+    monkeypatch.setattr(GLOCAL, "fit", spy_fit)
+    monkeypatch.setattr(MAXIDE, "fill", spy_fill)
+    out = tmp_path / "out"
+    assert main(["reproduce", "--quick", "--datasets", "synthetic", "--methods", "all",
+                 "--out", str(out)]) == 0
+    stored = read_results(out / "results.csv")
+
+    full = {row["method"] for row in stored if row["rho"] == 1.0}
+    missing = {row["method"] for row in stored if row["rho"] == 0.3}
+    assert full == set(METHODS) and len(stored) == len(METHODS) * 2 - 2
+    assert missing == set(METHODS) - {"BR", "MLLOC"}
+    # MBR and MMLLOC fill in the missing labels with MAXIDE at rho < 1 only, and time it.
+    assert len(fills) == 2 and all(0.5 < share < 0.9 for share in fills)
+    two_stage = [row for row in stored if row["method"] in ("MBR", "MMLLOC")]
+    assert all(row["time_fill"] >= 0 and row["time_main"] > 0 for row in two_stage)
+    by_key = {(row["method"], row["rho"]): row for row in stored}
+    assert _same({k: v for k, v in by_key["MBR", 1.0].items() if k.startswith("prediction")},
+                 {k: v for k, v in by_key["BR", 1.0].items() if k.startswith("prediction")})
+
+    # Small clusters: on by default with GLObal and loCAL; the GLOCAL family was fitted on
+    # the training part of one clustering of all rows, the same for every method.
+    assert all(row["small_clusters"] for row in stored)
+    assert sorted({name for name, _, _ in given_groups}) == ["GLOCAL", "GLObal", "loCAL"]
+    assert all(groups is not None and len(groups) == n for _, n, groups in given_groups)
+    first = given_groups[0][2]
+    assert all(np.array_equal(groups, first) for _, _, groups in given_groups)
+    assert len(np.unique(first)) > 4
+    counts = {row["small_n_test"] for row in stored}
+    assert len(counts) == 1 and 0 < counts.pop() < stored[0]["n_test"]
+    assert all(math.isfinite(row["small_average_precision"]) for row in stored)
+
+    report = (out / "report.md").read_text()
+    for title in ("## Full labels, test (rho = 1)",
+                  "## Missing labels: recovery of the missing training labels",
+                  "## Missing labels: prediction on test", "## Small clusters",
+                  "## Fit time"):
+        assert title in report
+    tables = {title.split("\n")[0]: title for title in report.split("## ")[1:]}
+    small = next(text for title, text in tables.items() if title.startswith("Small"))
+    header = _cells(next(line for line in small.splitlines() if line.startswith("| dataset")))
+    ours = [name for name in header[3:] if not name.startswith("paper")]
+    assert ours[:3] == ["GLObal", "loCAL", "BR"] and ours[-1] == "GLOCAL"
+    recovery = next(text for title, text in tables.items() if "recovery" in title)
+    assert "| BR |" not in recovery and "MAXIDE" in recovery
+    timing = next(text for title, text in tables.items() if title.startswith("Fit time"))
+    assert all(f"| synthetic | {method} |" in timing for method in METHODS)
+
+
+def test_method_names_resolve(tmp_path):
+    assert reproduce._resolve_methods(["all"]) == list(METHODS)
+    assert reproduce._resolve_methods("ALL") == list(METHODS)
+    assert reproduce._resolve_methods(["mllrc", "ML-LRC", "global", "LOCAL", "glocal"]) == [
+        "ML-LRC", "GLObal", "loCAL", "GLOCAL"]
+    with pytest.raises(ValueError, match="unknown method 'NOPE'.*'all'"):
+        reproduce._resolve_methods(["GLOCAL", "NOPE"])
+
+
+def test_small_clusters_on_request_with_glocal_and_br(tmp_path):
+    rows, _ = _quick(tmp_path, small_clusters=True, observed_fractions=(1.0,))
+    assert [row["method"] for row in rows] == ["GLOCAL", "BR"]
+    assert all(row["small_clusters"] and row["small_n_test"] > 0 for row in rows)
+    assert all(math.isfinite(row[f"small_{m}"]) for row in rows
+               for m in ("ranking_loss", "average_precision"))
+    assert "## Small clusters" in (tmp_path / "report.md").read_text()
 
 
 def test_quick_reproduction_on_enron(tmp_path):

@@ -99,6 +99,10 @@ def build_parser():
                                 "repetition, rho 1.0 and 0.3 unless given")
     reproduce.add_argument("--no-tune", action="store_true",
                            help="keep the estimators' default hyperparameters")
+    reproduce.add_argument("--small-clusters", action=argparse.BooleanOptionalAction,
+                           help="also score test rows of clusters under 5%% of the samples "
+                                "(16 k-means clusters, given to the GLOCAL family as groups); "
+                                "default: on when GLObal or loCAL is among the methods")
     reproduce.add_argument("--jobs", type=int, help="parallel fits during cross-validation")
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     reproduce.set_defaults(run=_reproduce)
@@ -176,7 +180,8 @@ def _reproduce(args):
             datasets=_names(args.datasets), methods=_names(args.methods),
             observed_fractions=_fractions(args.rho), n_repeats=args.repeats,
             data_dir=args.data_dir, out_dir=args.out, paper_tables=args.paper_tables,
-            quick=args.quick, tune=not args.no_tune, n_jobs=args.jobs, random_state=args.seed,
+            quick=args.quick, tune=not args.no_tune, small_clusters=args.small_clusters,
+            n_jobs=args.jobs, random_state=args.seed,
             progress=lambda line: print(line, flush=True))
     except KeyboardInterrupt:
         print("glocal reproduce: interrupted; run the same command again to resume",

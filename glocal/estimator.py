@@ -225,7 +225,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Higher means more relevant; the paper predicts a label where its score is positive.
         """
         check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, "GLOCAL")
+        X = _validation.check_features(X, self.n_features_in_, type(self).__name__)
         return np.asarray(X @ self.W_) @ self.U_.T + self.intercept_
 
 

@@ -263,6 +263,12 @@ def test_sparse_labels(multilabel_data):
     a = _small(max_iter=3, init_max_iter=3).fit(X, Y)
     b = _small(max_iter=3, init_max_iter=3).fit(X, sp.csr_matrix(Y))
     np.testing.assert_array_equal(a.U_, b.U_)
+    # missing entries are NaN stored in the sparse matrix, as in a dense one
+    observed = sample_observed(Y, 0.5, random_state=3)
+    c = _small(max_iter=3, init_max_iter=3).fit(X, observed)
+    d = _small(max_iter=3, init_max_iter=3).fit(X, sp.csr_matrix(observed))
+    np.testing.assert_array_equal(c.U_, d.U_)
+    assert not np.array_equal(a.U_, c.U_)
 
 
 def test_clone_keeps_parameters():

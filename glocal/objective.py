@@ -96,6 +96,11 @@ def _dense(A):
     return A.toarray() if hasattr(A, "toarray") else np.asarray(A)
 
 
+def _transposed(stack):
+    """Transpose every matrix of a stack (..., a, b) -> (..., b, a)."""
+    return np.swapaxes(stack, -1, -2)
+
+
 def masked(data, A):
     """J o A (the projection Pi_Omega of the paper)."""
     return A if data.J is None else data.J * A
@@ -124,8 +129,8 @@ def label_side_weights(P, data):
 
 def laplacian_weights(U, Z):
     """G_m = U^T Z_m Z_m^T U, shape (g, k, k): the label Laplacians seen from the latent space."""
-    T = np.einsum("mlj,lk->mjk", Z, U)  # Z_m^T U
-    return np.einsum("mji,mjk->mik", T, T)
+    T = _transposed(Z) @ U  # Z_m^T U
+    return _transposed(T) @ T
 
 
 def feature_side_weights(G, data):
@@ -148,8 +153,8 @@ def per_group_product(P, H, data):
 
 def manifold_term(U, Z, B):
     """sum_m tr(Z_m^T U B_m U^T Z_m): both label-manifold regularizers of Eq. ``eqn:opt``."""
-    T = np.einsum("mlj,lk->mjk", Z, U)
-    return float(np.einsum("mjk,mki,mji->", T, B, T))
+    T = _transposed(Z) @ U
+    return float(np.sum((T @ B) * T))
 
 
 def objective(U, V, W, Z, data, P=None):
@@ -184,10 +189,10 @@ def u_cost_grad(U, V, Z, B, data):
     cost = np.sum(R ** 2) + data.lam2 * np.sum(U ** 2)
     grad = R @ V.T + data.lam2 * U
     if B is not None:
-        T = np.einsum("mlj,lk->mjk", Z, U)
+        T = _transposed(Z) @ U  # Z_m^T U
         TB = T @ B
-        cost += np.einsum("mjk,mjk->", TB, T)
-        grad += np.einsum("mlj,mjk->lk", Z, TB)
+        cost += np.sum(TB * T)
+        grad += (Z @ TB).sum(axis=0)
     return float(cost), 2.0 * grad
 
 
@@ -195,7 +200,7 @@ def u_hessp(D, V, Z, B, data):
     """Hessian of Eq. ``uu`` applied to a direction D."""
     out = masked(data, D @ V) @ V.T + data.lam2 * D
     if B is not None:
-        out += np.einsum("mlj,mjk->lk", Z, np.einsum("mlj,lk->mjk", Z, D) @ B)
+        out += (Z @ ((_transposed(Z) @ D) @ B)).sum(axis=0)
     return 2.0 * out
 
 
@@ -307,5 +312,4 @@ def z_hessp(D, U, B):
 
 def _apply_label_laplacian_weights(Z, U, B):
     """U B_m U^T Z_m for every group, without forming the l x l matrices."""
-    T = np.einsum("lk,mlj->mkj", U, Z)  # U^T Z_m
-    return np.einsum("lk,mkj->mlj", U, B @ T)
+    return U @ (B @ (U.T @ Z))  # batched products: BLAS, not einsum

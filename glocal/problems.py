@@ -106,13 +106,16 @@ def v_problem(U, P, data):
 
 
 def w_problem(V, H, data, w_preconditioner):
-    """Eq. ``uw``: W with U, V, Z fixed (H from `objective.feature_side_weights`, or None)."""
+    """Eq. ``uw``: W with U, V, Z fixed (H from `objective.feature_side_weights`, or None).
+
+    ``w_preconditioner`` is the fit's `WPreconditioner`.
+    """
     d, k = data.X.shape[1], V.shape[0]
     XtV = np.asarray(data.X.T @ V.T)
     V_sq_norm = float(np.sum(V ** 2))
     Ht = obj.moment_weights(H, data, k)
     return _problem(Euclidean(d, k), lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
-                    lambda D: obj.w_hessp(D, Ht, data), w_preconditioner)
+                    lambda D: obj.w_hessp(D, Ht, data), w_preconditioner.for_weights(Ht))
 
 
 def z_problem(U, B, shape):
@@ -121,24 +124,55 @@ def z_problem(U, B, shape):
                     lambda D: obj.z_hessp(D, U, B), euclidean=False)
 
 
-def make_w_preconditioner(data, max_dense_features=4000):
-    """Approximate inverse Hessian of the W block, built once per fit.
+class WPreconditioner:
+    """Approximate inverse Hessians of the W block, built once per fit.
 
-    The exact inverse of the basic model's Hessian, 2 (lam X^T X + lam2 I), through a
-    Cholesky factor when d is moderate; its diagonal otherwise (d x d would not fit).
+    The Hessian of Eq. ``uw`` is 2 (sum_m C_m D Ht_m + lam2 D) with C_m = X_m^T X_m and
+    Ht_m = lam I + H_m. Replacing every C_m D Ht_m by (n_m / n) C D Hbar, with
+    Hbar = sum_m (n_m / n) Ht_m, is exact when the groups' H_m agree and leaves an operator
+    C (x) Hbar + lam2 I that two eigendecompositions invert. Without the manifold terms
+    (Hbar = lam I) a Cholesky factor of lam C + lam2 I inverts it exactly and cheaply.
+    Above ``max_dense_features`` features C is replaced by its diagonal (d x d would not fit).
+
+    Calling the object applies the basic model's inverse; `for_weights` gives the one for a
+    block with manifold terms.
     """
-    X = data.X
-    d = X.shape[1]
-    if d <= max_dense_features:
-        gram = data.gram if data.gram is not None else obj._dense(X.T @ X)
-        factor = scipy.linalg.cho_factor(data.lam * gram + data.lam2 * np.eye(d))
+
+    def __init__(self, data, max_dense_features=4000):
+        X = data.X
+        self._lam, self._lam2 = data.lam, data.lam2
+        self._fractions = data.group_fractions
+        self._dense = X.shape[1] <= max_dense_features
+        if self._dense:
+            self._gram = data.gram if data.gram is not None else obj._dense(X.T @ X)
+            self._factor = scipy.linalg.cho_factor(self._lam * self._gram
+                                                   + self._lam2 * np.eye(X.shape[1]))
+            self._eigen = None  # eigendecomposition of C, made when first needed
+        else:
+            squares = X.multiply(X) if hasattr(X, "multiply") else X * X
+            self._eigen = (np.asarray(squares.sum(axis=0)).ravel(), None)
+
+    def __call__(self, point, vector):
+        if self._dense:
+            return scipy.linalg.cho_solve(self._factor, vector) / 2.0
+        return vector / (2.0 * (self._lam * self._eigen[0][:, None] + self._lam2))
+
+    def for_weights(self, Ht):
+        """The preconditioner of a W block with weights Ht (from `objective.moment_weights`)."""
+        if Ht is None:
+            return self
+        Hbar = np.tensordot(self._fractions, Ht, axes=1)
+        gamma, R = np.linalg.eigh(Hbar)
+        # Manifold terms small next to lam: the basic model's factor is nearly exact.
+        if self._dense and np.max(np.abs(gamma - self._lam)) <= 0.1 * self._lam:
+            return self
+        if self._eigen is None:
+            self._eigen = np.linalg.eigh(self._gram)
+        spectrum, Q = self._eigen
+        scale = 2.0 * (np.maximum(spectrum, 0.0)[:, None] * gamma[None, :] + self._lam2)
 
         def preconditioner(point, vector):
-            return scipy.linalg.cho_solve(factor, vector) / 2.0
-    else:
-        squares = X.multiply(X) if hasattr(X, "multiply") else X * X
-        diagonal = 2.0 * (data.lam * np.asarray(squares.sum(axis=0)).ravel() + data.lam2)
-
-        def preconditioner(point, vector):
-            return vector / diagonal[:, None]
-    return preconditioner
+            rotated = vector @ R if Q is None else Q.T @ vector @ R
+            solved = (rotated / scale) @ R.T
+            return solved if Q is None else Q @ solved
+        return preconditioner

@@ -183,7 +183,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
 
     tic = time.perf_counter()
     data = obj.with_feature_grams(data)
-    w_preconditioner = problems.make_w_preconditioner(data, options.max_dense_features)
+    w_preconditioner = problems.WPreconditioner(data, options.max_dense_features)
     U, V, W, Z = _initial_point(data, n_latent, len(data.group_index), rng, w_preconditioner,
                                 options.init)
     basic = [obj.basic_objective(U, V, W, data)]

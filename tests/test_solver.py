@@ -219,7 +219,7 @@ def test_optimizer_name_is_checked(data):
 # --- the two starting points ---------------------------------------------------------------
 
 def test_random_init(data):
-    w_preconditioner = problems.make_w_preconditioner(data)
+    w_preconditioner = problems.WPreconditioner(data)
     U, V, W, Z = solver._initial_point(data, N_LATENT, 3, np.random.default_rng(0),
                                        w_preconditioner, "random")
     assert np.all((U >= 0) & (U < 1)) and np.all((V >= 0) & (V < 1))
@@ -231,7 +231,7 @@ def test_random_init(data):
 @pytest.mark.parametrize("n_latent", [2, 7])
 def test_ridge_init_is_the_balanced_truncated_ridge_fit(data, n_latent):
     """U V is the best rank-k approximation of the ridge scores, V = (X W)^T, U^T U = V V^T."""
-    w_preconditioner = problems.make_w_preconditioner(data)
+    w_preconditioner = problems.WPreconditioner(data)
     U, V, W, Z = solver._initial_point(data, n_latent, 3, np.random.default_rng(0),
                                        w_preconditioner, "ridge")
     X, lam, lam2 = data.X, data.lam, data.lam2
@@ -271,3 +271,54 @@ def test_block_history_follows_the_objective(data):
     basic = np.array(result.init_history)
     assert len(basic) == result.n_init_iter + 1
     assert np.all(np.diff(basic) <= 1e-10 * np.abs(basic[:-1]))
+
+
+# --- the W preconditioner -----------------------------------------------------------------
+
+@pytest.mark.parametrize("max_dense_features", [4000, 1], ids=["eigen", "diagonal"])
+def test_w_preconditioner_inverts_the_hessian_when_groups_agree(data, max_dense_features):
+    """With one H for every group, C (x) Hbar + lam2 I is the exact W Hessian (halved)."""
+    from glocal import objective as obj
+
+    rng = np.random.default_rng(4)
+    k = N_LATENT
+    A = rng.standard_normal((k, k))
+    H = np.broadcast_to(5.0 * A @ A.T, (len(data.group_index), k, k))  # strong manifold terms
+    Ht = obj.moment_weights(H, data, k)
+    preconditioner = problems.WPreconditioner(data, max_dense_features).for_weights(Ht)
+    D = rng.standard_normal((data.X.shape[1], k))
+    if max_dense_features > 1:
+        np.testing.assert_allclose(preconditioner(None, obj.w_hessp(D, Ht, data)), D,
+                                   rtol=1e-8, atol=1e-10)
+    else:  # the diagonal of C stands in for C: exact on a diagonal Gram matrix only
+        result = preconditioner(None, obj.w_hessp(D, Ht, data))
+        assert np.all(np.isfinite(result)) and result.shape == D.shape
+
+
+def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
+    """Trust regions on a W block with large lam3, lam4 need few inner steps with it."""
+    from dataclasses import replace
+
+    from glocal import objective as obj
+
+    strong = replace(data, lam3=5.0, lam4=5.0)
+    rng = np.random.default_rng(5)
+    U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
+    Z = rng.standard_normal((len(data.group_index), 5, N_LATENT))
+    Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
+    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), strong)
+    calls = []
+    hessp = obj.w_hessp
+    monkeypatch.setattr(obj, "w_hessp", lambda *args: calls.append(1) or hessp(*args))
+    counts = {}
+    for name in ("with", "basic"):
+        preconditioner = problems.WPreconditioner(strong)
+        if name == "basic":
+            preconditioner.for_weights = lambda Ht, basic=preconditioner: basic
+        problem = problems.w_problem(V, H, strong, preconditioner)
+        start = np.zeros((data.X.shape[1], N_LATENT))
+        calls.clear()
+        result = problems.run_optimizer("trust_regions", problem, start, 100, 1e-8, 50)
+        counts[name] = (len(calls), result.cost)
+    assert counts["with"][1] == pytest.approx(counts["basic"][1], rel=1e-8)
+    assert counts["with"][0] < counts["basic"][0]

@@ -10,23 +10,18 @@ average precision and ranking loss are printed.
 """
 
 import argparse
-import os
 import statistics
 import time
 import tracemalloc
 import warnings
-from pathlib import Path
 
-from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from glocal import GLOCAL
 from glocal.baselines import BR
-from glocal.datasets import load_dataset
 from glocal.metrics import average_precision, ranking_loss
-from glocal.protocol import drop_unlabeled_rows
+from _common import DATA_DIR, paper_split
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def measure(make_model, X_train, Y_train, X_test, Y_test, repeats):
@@ -47,7 +42,7 @@ def measure(make_model, X_train, Y_train, X_test, Y_test, repeats):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GLOCAL_DATA", DEFAULT_DATA))
+    parser.add_argument("--data-dir", default=DATA_DIR)
     parser.add_argument("--datasets", default="enron,arts")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
@@ -59,10 +54,7 @@ def main():
     print(f"{'dataset':<10}{'method':<9}{'fit (s)':>9}{'peak MiB':>10}{'Ap':>8}{'Rkl':>8}")
     with threadpool_limits(limits=1):
         for name in args.datasets.split(","):
-            data = load_dataset(name, args.data_dir)
-            X_train, X_test, Y_train, Y_test = train_test_split(
-                data.X, data.Y, test_size=0.4, random_state=args.seed)
-            X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)
+            X_train, X_test, Y_train, Y_test = paper_split(name, args.data_dir, args.seed)
             results = {}
             for method, make_model in [("GLOCAL", lambda: GLOCAL(random_state=args.seed)),
                                        ("BR", lambda: BR(C=0.1))]:

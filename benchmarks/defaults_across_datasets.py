@@ -9,21 +9,16 @@ per setting.
 """
 
 import argparse
-import os
 import warnings
-from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from glocal import GLOCAL
 from glocal.baselines import BR
-from glocal.datasets import load_dataset
 from glocal.metrics import average_precision
-from glocal.protocol import drop_unlabeled_rows
+from _common import DATA_DIR, paper_split
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DATASETS = "enron,arts,business,yeast,scene,emotions,medical,image,cal500,genbase"
 SETTINGS = [dict(lam2=1.0), dict(lam2=3.0), dict(), dict(lam2=10.0),
             dict(fit_intercept=True)]
@@ -31,7 +26,7 @@ SETTINGS = [dict(lam2=1.0), dict(lam2=3.0), dict(), dict(lam2=10.0),
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GLOCAL_DATA", DEFAULT_DATA))
+    parser.add_argument("--data-dir", default=DATA_DIR)
     parser.add_argument("--datasets", default=DATASETS)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -42,10 +37,7 @@ def main():
     print(f"{'dataset':<10}{'BR Ap':>7}  " + "  ".join(names))
     with threadpool_limits(limits=1):
         for dataset in args.datasets.split(","):
-            data = load_dataset(dataset, args.data_dir)
-            X_train, X_test, Y_train, Y_test = train_test_split(
-                data.X, data.Y, test_size=0.4, random_state=args.seed)
-            X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)
+            X_train, X_test, Y_train, Y_test = paper_split(dataset, args.data_dir, args.seed)
             reference = average_precision(
                 Y_test, BR(C=0.1).fit(X_train, Y_train).decision_function(X_test))
             row = []

@@ -11,20 +11,15 @@ split. This is evidence for the README's statements about defaults, not a tuning
 
 import argparse
 import itertools
-import os
 import warnings
-from pathlib import Path
 
-from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from glocal import GLOCAL
 from glocal.baselines import BR
-from glocal.datasets import load_dataset
 from glocal.metrics import average_precision, ranking_loss
-from glocal.protocol import drop_unlabeled_rows
+from _common import DATA_DIR, paper_split
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 GRID = {
     "n_latent": [10, 20, 30],
     "lam2": [1.0, 2.0, 3.0, 4.0, 5.0, 7.0, 10.0],
@@ -35,16 +30,13 @@ GRID = {
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GLOCAL_DATA", DEFAULT_DATA))
+    parser.add_argument("--data-dir", default=DATA_DIR)
     parser.add_argument("--dataset", default="arts")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     warnings.simplefilter("ignore", UserWarning)
 
-    data = load_dataset(args.dataset, args.data_dir)
-    X_train, X_test, Y_train, Y_test = train_test_split(data.X, data.Y, test_size=0.4,
-                                                        random_state=args.seed)
-    X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)
+    X_train, X_test, Y_train, Y_test = paper_split(args.dataset, args.data_dir, args.seed)
     with threadpool_limits(limits=1):
         scores = BR(C=0.1).fit(X_train, Y_train).decision_function(X_test)
         print(f"{args.dataset}: BR  Ap {average_precision(Y_test, scores):.4f}  "

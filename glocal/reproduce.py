@@ -39,7 +39,9 @@ beyond, and with GLOCAL's default of 4 groups a cluster under 5% of the samples 
 The estimators whose ``fit`` takes ``groups`` (GLOCAL, GLObal, loCAL) get the training
 rows' part of that clustering as their local groups (and ``n_groups=16``, which is what
 their fits inside the cross-validation use, with k-means on each training fold), so that
-their local correlations are those of these clusters. Every method then records its test
+their local correlations are those of these clusters, and they tune the weights of their
+correlation terms instead of ``lam2`` and ``n_latent`` (`Method.ablation_grid`: GLObal
+lam3, loCAL lam4, GLOCAL lam3 = lam4, each over the same three values). Every method then records its test
 measures on the test rows whose cluster holds fewer than `SMALL_CLUSTER_FRACTION` (5%) of
 all the rows (empty when there is none). This changes GLOCAL's fits (given groups instead
 of k-means with 4 groups on the training rows), so it is part of the configuration of an
@@ -70,7 +72,10 @@ from ._io import atomic_output
 from .metrics import GREATER_IS_BETTER, PAPER_NAMES, evaluate
 from .protocol import (
     BR_GRID,
+    GLOBAL_ABLATION_GRID,
+    GLOCAL_ABLATION_GRID,
     GLOCAL_GRID,
+    LOCAL_ABLATION_GRID,
     LEML_GRID,
     MAXIDE_GRID,
     MBR_GRID,
@@ -109,20 +114,30 @@ class Method(NamedTuple):
     missing_labels : bool
         Whether it learns with missing labels (NaN in Y); methods that cannot are run at
         rho = 1 only.
+    ablation_grid : dict or list of dict or None
+        The grid searched instead in the small-cluster ablation (the weights of the
+        correlation terms, for the GLOCAL family); None: `param_grid` there too.
     """
 
     estimator: object
     param_grid: dict
     missing_labels: bool
+    ablation_grid: object = None
+
+    def grid(self, small_clusters):
+        """The grid searched in a run with or without the small-cluster ablation."""
+        if small_clusters and self.ablation_grid is not None:
+            return self.ablation_grid
+        return self.param_grid
 
 
 # Grids: see glocal.protocol. The two-stage methods are built with explicit parts so that
 # the grid can reach the learner's parameters (``learner__C``).
 METHODS = {
-    "GLOCAL": Method(GLOCAL(), GLOCAL_GRID, True),
+    "GLOCAL": Method(GLOCAL(), GLOCAL_GRID, True, GLOCAL_ABLATION_GRID),
     "BR": Method(BR(), BR_GRID, False),
-    "GLObal": Method(GLObal(), GLOCAL_GRID, True),
-    "loCAL": Method(loCAL(), GLOCAL_GRID, True),
+    "GLObal": Method(GLObal(), GLOCAL_GRID, True, GLOBAL_ABLATION_GRID),
+    "loCAL": Method(loCAL(), GLOCAL_GRID, True, LOCAL_ABLATION_GRID),
     "LEML": Method(LEML(), LEML_GRID, True),
     "ML-LRC": Method(MLLRC(), MLLRC_GRID, True),
     "MLLOC": Method(MLLOC(), MLLOC_GRID, False),
@@ -382,10 +397,11 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
         fit_params["groups"] = clusters[train]
         if "n_groups" in params:  # for the k-means of the fits inside cross-validation
             estimator.set_params(n_groups=SMALL_CLUSTER_GROUPS)
+    grid = method.grid(config["small_clusters"])
     tic = time.perf_counter()
     if config["tune"]:
         estimator.set_params(**select_hyperparameters(
-            estimator, method.param_grid, X_train, Y_observed, n_jobs=n_jobs,
+            estimator, grid, X_train, Y_observed, n_jobs=n_jobs,
             random_state=_seed(seed, rep)))
     tuning = time.perf_counter() - tic
     tic = time.perf_counter()
@@ -395,7 +411,7 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
     params = estimator.get_params()
     row = {"dataset": name, "repetition": rep, "rho": rho, "method": method_name, **config,
            "n_train": X_train.shape[0], "n_test": X_test.shape[0],
-           "params": json.dumps({key: params[key] for key in method.param_grid}),
+           "params": json.dumps({key: params[key] for key in _grid_keys(grid)}),
            "time_fit": fit, "time_tuning": tuning}
     times = _fit_times(estimator)
     row.update({f"time_{t}": times.get(t, np.nan) for t in TIMES})
@@ -419,6 +435,12 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
     for part in ("prediction", "recovery", "small"):
         row.update({f"{part}_{m}": scores.get(part, {}).get(m, np.nan) for m in MEASURES})
     return row
+
+
+def _grid_keys(grid):
+    """The parameter names of a grid, a dict or a list of dicts as for ``GridSearchCV``."""
+    grids = [grid] if isinstance(grid, dict) else grid
+    return sorted({key for part in grids for key in part})
 
 
 def _takes_groups(estimator):

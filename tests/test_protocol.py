@@ -8,6 +8,10 @@ from glocal import GLOCAL, metrics
 from glocal.baselines import BR
 from glocal.metrics import evaluate
 from glocal.protocol import (
+    CORRELATION_WEIGHTS,
+    GLOBAL_ABLATION_GRID,
+    GLOCAL_ABLATION_GRID,
+    LOCAL_ABLATION_GRID,
     drop_unlabeled_rows,
     evaluate_masked,
     observed_average_precision,
@@ -131,6 +135,18 @@ def test_select_hyperparameters_with_missing_labels_returns_a_grid_point(multila
     assert set(best) == set(grid)
     assert all(best[key] in grid[key] for key in grid)
     assert best == select_hyperparameters(model, grid, X, Y, cv=3, random_state=0)
+
+
+def test_glocal_ablation_grid_ties_the_correlation_weights(multilabel_data):
+    # GridSearchCV takes the list of one-point dicts: the chosen lam3 and lam4 are equal.
+    X, Y = multilabel_data(n=80)
+    model = GLOCAL(n_groups=2, max_iter=3, init_max_iter=3, random_state=0)
+    best = select_hyperparameters(model, GLOCAL_ABLATION_GRID, X, Y, cv=3, random_state=0)
+    assert set(best) == {"lam3", "lam4"}
+    assert best["lam3"] == best["lam4"] and best["lam3"] in CORRELATION_WEIGHTS
+    assert len(GLOCAL_ABLATION_GRID) == len(CORRELATION_WEIGHTS)
+    assert GLOBAL_ABLATION_GRID == {"lam3": CORRELATION_WEIGHTS}
+    assert LOCAL_ABLATION_GRID == {"lam4": CORRELATION_WEIGHTS}
 
 
 def test_paired_ttest_marks():

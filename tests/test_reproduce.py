@@ -316,6 +316,10 @@ def test_every_method_through_the_command_line(tmp_path, monkeypatch):
     first = given_groups[0][2]
     assert all(np.array_equal(groups, first) for _, _, groups in given_groups)
     assert len(np.unique(first)) > 4
+    # The GLOCAL family records the correlation weights it tunes there; the others their grid.
+    weights = {row["method"]: set(json.loads(row["params"])) for row in stored}
+    assert weights["GLObal"] == {"lam3"} and weights["loCAL"] == {"lam4"}
+    assert weights["GLOCAL"] == {"lam3", "lam4"} and weights["BR"] == {"C"}
     counts = {row["small_n_test"] for row in stored}
     assert len(counts) == 1 and 0 < counts.pop() < stored[0]["n_test"]
     assert all(math.isfinite(row["small_average_precision"]) for row in stored)

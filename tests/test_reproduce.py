@@ -204,6 +204,14 @@ def test_report_skips_missing_values_and_marks_small_clusters(tmp_path):
     assert ap[3] == "0.530±0.026•"  # GLObal: always at least 0.1 behind GLOCAL
     assert ap[4].startswith("0.570±0.020")  # loCAL: the NaN repetition left out
     assert ap[-1] == "0.631±0.011" and "7 test rows per run" in small
+    # The summary counts the marks: every measure has GLOCAL ahead by the same margin, which
+    # is better for Auc and Ap, worse for Rkl and Cvg (lower is better there).
+    summary = report.split("## Summary")[1].split("##")[0]
+    counts = {tuple(_cells(line)[:2]): _cells(line)[2:] for line in summary.splitlines()
+              if line.startswith("| small") or line.startswith("| full")}
+    assert counts == {(table, method): ["2", "0", "2"]
+                      for table in ("full labels, test", "small clusters, test")
+                      for method in ("GLObal", "loCAL")}
 
 
 # A results.csv written before the small-cluster and fill-time columns existed, by

@@ -101,7 +101,8 @@ def build_parser():
                            help="keep the estimators' default hyperparameters")
     reproduce.add_argument("--small-clusters", action=argparse.BooleanOptionalAction,
                            help="also score test rows of clusters under 5%% of the samples "
-                                "(16 k-means clusters, given to the GLOCAL family as groups); "
+                                "(16 k-means clusters, given to the GLOCAL family as groups; "
+                                "the family then tunes its correlation weights lam3, lam4); "
                                 "default: on when GLObal or loCAL is among the methods")
     reproduce.add_argument("--jobs", type=int, help="parallel fits during cross-validation")
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -25,8 +25,8 @@ from .metrics import GREATER_IS_BETTER, average_precision, coverage, instance_au
 # points) so that a reproduction stays affordable. Every other parameter keeps its estimator's
 # documented default.
 #
-# GLOCAL (and its ablations GLObal, loCAL, tuned on the same grid): lam = 1 (fixed by the
-# paper) and lam3 = lam4 stay at the estimator's defaults.
+# GLOCAL (and its ablations GLObal, loCAL, tuned on the same grid outside the small-cluster
+# ablation): lam = 1 (fixed by the paper) and lam3 = lam4 stay at the estimator's defaults.
 GLOCAL_GRID = {"lam2": [1, 4, 10], "n_latent": [10, 20]}
 # The ablation of the small-cluster table (GLObal, loCAL, GLOCAL) tunes what tells the three
 # apart, the weights of the correlation terms, with the rest at the defaults: GLObal lam3,

@@ -41,8 +41,8 @@ rows' part of that clustering as their local groups (and ``n_groups=16``, which 
 their fits inside the cross-validation use, with k-means on each training fold), so that
 their local correlations are those of these clusters, and they tune the weights of their
 correlation terms instead of ``lam2`` and ``n_latent`` (`Method.ablation_grid`: GLObal
-lam3, loCAL lam4, GLOCAL lam3 = lam4, each over the same three values). Every method then records its test
-measures on the test rows whose cluster holds fewer than `SMALL_CLUSTER_FRACTION` (5%) of
+lam3, loCAL lam4, GLOCAL lam3 = lam4, each over the same three values). Every method then
+records its test measures on the test rows whose cluster holds fewer than `SMALL_CLUSTER_FRACTION` (5%) of
 all the rows (empty when there is none). This changes GLOCAL's fits (given groups instead
 of k-means with 4 groups on the training rows), so it is part of the configuration of an
 output directory: by default it is on exactly when GLObal or loCAL is among the methods.

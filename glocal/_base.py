@@ -1,10 +1,34 @@
-"""What every multi-label estimator of glocal shares: predict, score and tags."""
+"""What every multi-label estimator of glocal shares: input checks, predict, score, tags."""
 
 from sklearn.base import MultiOutputMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import _validation
 
 
 class MultiLabelMixin(MultiOutputMixin):
     """For estimators with ``decision_function(X)`` returning (n_samples, n_labels) scores."""
+
+    def _check_training_data(self, X, Y, missing_labels=True):
+        """Validate the parameters and the data given to ``fit``.
+
+        Returns X (sparse stays sparse), the signed labels (n_labels, n_samples) and the
+        observation mask (None when every entry is observed). An estimator that cannot learn
+        with missing labels passes ``missing_labels=False``: NaN in Y is then an error.
+        """
+        self._validate_params()
+        X = _validation.check_features(X)
+        Y_signed, J = _validation.check_labels(Y, X.shape[0])
+        if J is not None and not missing_labels:
+            raise ValueError(f"{type(self).__name__} cannot learn with missing labels (NaN "
+                             f"in Y); fill them in first (MBR and MMLLOC complete them with "
+                             f"MAXIDE), or use GLOCAL")
+        return X, Y_signed, J
+
+    def _check_fitted_features(self, X):
+        """The features of a fitted estimator's input, checked against those seen in fit."""
+        check_is_fitted(self)
+        return _validation.check_features(X, self.n_features_in_, type(self).__name__)
 
     def predict(self, X):
         """Label indicator: 1 where the score is positive (the paper's sign), else 0."""

@@ -8,7 +8,6 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _validation
@@ -161,10 +160,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        X, Y_signed, J = self._check_training_data(X, Y)
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
         n_samples = X.shape[0]
         rng = check_random_state(self.random_state)
 
@@ -224,8 +221,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         Higher means more relevant; the paper predicts a label where its score is positive.
         """
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, type(self).__name__)
+        X = self._check_fitted_features(X)
         return np.asarray(X @ self.W_) @ self.U_.T + self.intercept_
 
 

@@ -6,9 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.svm import LinearSVC
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation
 from .._base import MultiLabelMixin
 
 
@@ -41,12 +39,7 @@ class BR(MultiLabelMixin, BaseEstimator):
 
     def fit(self, X, Y):
         """Fit one SVM per label. Y: (n_samples, n_labels) in {0, 1}, no NaN."""
-        self._validate_params()
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
-        if J is not None:
-            raise ValueError("BR cannot learn with missing labels (NaN in Y); fill them in "
-                             "first, e.g. with a completion method, or use GLOCAL")
+        X, Y_signed, J = self._check_training_data(X, Y, missing_labels=False)
         n_labels = Y_signed.shape[0]
         self.coef_ = np.zeros((n_labels, X.shape[1]))
         self.intercept_ = np.zeros(n_labels)
@@ -61,7 +54,6 @@ class BR(MultiLabelMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Label scores, shape (n_samples, n_labels)."""
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, "BR")
+        X = self._check_fitted_features(X)
         return np.asarray(X @ self.coef_.T) + self.intercept_
 

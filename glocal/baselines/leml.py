@@ -13,9 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation
 from .._base import MultiLabelMixin
 
 # CG on the W-step stops once the residual norm falls below this fraction of its value at the
@@ -327,9 +325,7 @@ class LEML(MultiLabelMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
+        X, Y_signed, J = self._check_training_data(X, Y)
         rng = check_random_state(self.random_state)
         M = None if J is None else np.ascontiguousarray(J.T)
         W, H, history, n_iter = leml_fit(
@@ -343,6 +339,5 @@ class LEML(MultiLabelMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Label scores ``X W H^T``, shape (n_samples, n_labels)."""
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, "LEML")
+        X = self._check_fitted_features(X)
         return np.asarray(X @ self.W_) @ self.H_.T

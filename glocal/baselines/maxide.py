@@ -332,9 +332,7 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
+        X, Y_signed, J = self._check_training_data(X, Y)
         Y_obs = np.ascontiguousarray(Y_signed.T)
         mask = None if J is None else np.ascontiguousarray(J.T)
         n, l = Y_obs.shape
@@ -374,12 +372,11 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
         On the training samples these are `completed_scores_`. Not available with
         ``side_information=False``, where the model has no map from features to labels.
         """
-        check_is_fitted(self)
+        X = self._check_fitted_features(X)
         if not self.side_information:
             raise ValueError("MAXIDE(side_information=False) only completes its training "
                              "labels (see completed_scores_ and Y_completed_); it cannot "
                              "score new samples")
-        X = _validation.check_features(X, self.n_features_in_, "MAXIDE")
         return np.asarray(X @ self.coef_.T) + self.intercept_
 
     def fill(self, Y, X=None):

@@ -7,7 +7,6 @@ import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._base import MultiLabelMixin
@@ -159,13 +158,7 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
 
     def fit(self, X, Y):
         """Learn codes and classifiers. Y: (n_samples, n_labels) in {0, 1}, no NaN."""
-        self._validate_params()
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
-        if J is not None:
-            raise ValueError("MLLOC cannot learn with missing labels (NaN in Y); fill them in "
-                             "first (the paper's MMLLOC completes them with MAXIDE), or use "
-                             "GLOCAL")
+        X, Y_signed, J = self._check_training_data(X, Y, missing_labels=False)
         Ys = Y_signed.T.copy()  # n x l, +-1
         n, d = X.shape
 
@@ -209,8 +202,7 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
 
     def predict_codes(self, X):
         """LOC codes predicted by the code regressor, shape (n_samples, n_groups_)."""
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, "MLLOC")
+        X = self._check_fitted_features(X)
         return self._codes(X)
 
     def _codes(self, X):
@@ -219,8 +211,7 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Label scores ``f_k(x, c_hat(x))``, shape (n_samples, n_labels)."""
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, "MLLOC")
+        X = self._check_fitted_features(X)
         d = self.n_features_in_
         return (np.asarray(X @ self.coef_[:, :d].T) + self._codes(X) @ self.coef_[:, d:].T
                 + self.intercept_)
@@ -228,8 +219,7 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
     def objective(self, X, Y):
         """The ML-LOC objective at the fitted arrays on training data (X, Y) and
         ``local_codes_``; equals ``objective_history_[-1]`` on the data given to ``fit``."""
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, "MLLOC")
+        X = self._check_fitted_features(X)
         Y_signed, J = _validation.check_labels(Y, X.shape[0])
         if J is not None:
             raise ValueError("the MLLOC objective is defined for complete labels only")

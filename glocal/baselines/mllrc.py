@@ -68,9 +68,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation
 from .._base import MultiLabelMixin
 
 # Largest d x d (or n x n) Gram matrix formed for the ridge solve: 4000^2 doubles = 128 MiB.
@@ -411,9 +409,7 @@ class MLLRC(MultiLabelMixin, BaseEstimator):
 
     def fit(self, X, Y):
         """Fit W and S. Y: (n_samples, n_labels) in {0, 1}, NaN for a missing label."""
-        self._validate_params()
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
+        X, Y_signed, J = self._check_training_data(X, Y)
         n_features = X.shape[1]
         if self.fit_intercept:
             column = np.full((X.shape[0], 1), self.intercept_scaling)
@@ -441,6 +437,5 @@ class MLLRC(MultiLabelMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Label scores X W_ (+ intercept_), shape (n_samples, n_labels)."""
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, "MLLRC")
+        X = self._check_fitted_features(X)
         return np.asarray(X @ self.W_) + self.intercept_

@@ -11,9 +11,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation
 from .._base import MultiLabelMixin
 from .br import BR
 from .maxide import MAXIDE
@@ -82,9 +80,7 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
+        X, Y_signed, J = self._check_training_data(X, Y)
         Y_full = (Y_signed.T > 0).astype(float)
         start = time.perf_counter()
         if J is None:
@@ -112,8 +108,7 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
 
     def decision_function(self, X):
         """The learner's label scores, shape (n_samples, n_labels)."""
-        check_is_fitted(self)
-        X = _validation.check_features(X, self.n_features_in_, type(self).__name__)
+        X = self._check_fitted_features(X)
         return self.learner_.decision_function(X)
 
 

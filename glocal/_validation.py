@@ -42,8 +42,11 @@ def check_features(X, n_features=None, estimator="the model"):
     return X
 
 
-def check_labels(Y, n_samples):
+def check_labels(Y, n_samples, warn=True):
     """Validate a {0, 1, NaN} label matrix and return the paper's (Y, J).
+
+    ``warn=False`` leaves the warnings about labels without observed entries or positives
+    to the caller.
 
     Returns
     -------
@@ -75,7 +78,8 @@ def check_labels(Y, n_samples):
         raise ValueError(f"Y must contain only 0, 1 or NaN (missing); found {bad.tolist()}{hint}")
     if not observed.any():
         raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
-    _warn_about_labels(Y, observed)
+    if warn:
+        _warn_about_labels(Y, observed)
     Y_signed = np.where(observed, 2.0 * np.nan_to_num(Y) - 1.0, 0.0).T.copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J

@@ -227,10 +227,6 @@ def test_pickle_and_clone(planted):
 
 # --- two-stage methods -----------------------------------------------------------------------
 
-def test_br_rejects_missing_labels(planted):
-    X, _, _, _, Y = planted
-    with pytest.raises(ValueError, match="missing labels"):
-        BR().fit(X, Y)
 
 
 def test_mbr_end_to_end_with_missing_labels():

@@ -1,10 +1,12 @@
 """Binary relevance (BR): one linear SVM per label, through liblinear."""
 
+import warnings
 from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.svm import LinearSVC
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._base import MultiLabelMixin
@@ -14,16 +16,21 @@ class BR(MultiLabelMixin, BaseEstimator):
     """Binary relevance: an independent `sklearn.svm.LinearSVC` for every label.
 
     Boutell, Luo, Shen & Brown (2004), "Learning multi-label scene classification", Pattern
-    Recognition 37(9). Each label j gets ``LinearSVC(C=C)`` trained on all samples; a label
-    that is constant in the training data gets the constant score +1 (always positive) or
-    -1 (never positive), on the scale of an SVM margin.
+    Recognition 37(9). Each label j gets ``LinearSVC(C=C)`` trained on the samples where
+    label j is observed (all samples when Y has no NaN): with missing labels this is the
+    plain baseline of learning each label from its own observed rows.
 
-    BR cannot learn with missing labels: ``fit`` rejects NaN in Y.
+    A label whose observed entries hold one class only gets the constant score +1 (always
+    positive) or -1 (never positive), on the scale of an SVM margin, and a label with no
+    observed entry the score 0; one warning names all such labels.
 
     Parameters
     ----------
     C : float, default=0.1
         Inverse regularization strength of every SVM.
+    random_state : int, RandomState instance or None, default=None
+        Seeds liblinear's dual coordinate descent (it shuffles the samples), so that fits
+        are reproducible.
 
     Attributes
     ----------
@@ -32,23 +39,48 @@ class BR(MultiLabelMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    _parameter_constraints = {"C": [Interval(Real, 0, None, closed="neither")]}
+    _parameter_constraints = {"C": [Interval(Real, 0, None, closed="neither")],
+                              "random_state": ["random_state"]}
 
-    def __init__(self, C=0.1):
+    def __init__(self, C=0.1, random_state=None):
         self.C = C
+        self.random_state = random_state
 
     def fit(self, X, Y):
-        """Fit one SVM per label. Y: (n_samples, n_labels) in {0, 1}, no NaN."""
-        X, Y_signed, J = self._check_training_data(X, Y, missing_labels=False)
+        """Fit one SVM per label on its observed rows.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            Label indicator: 1 positive, 0 negative, NaN missing.
+
+        Returns
+        -------
+        self
+        """
+        label_names = getattr(Y, "columns", None)
+        X, Y_signed, J = self._check_training_data(X, Y, warn=False)
+        rng = check_random_state(self.random_state)
         n_labels = Y_signed.shape[0]
         self.coef_ = np.zeros((n_labels, X.shape[1]))
         self.intercept_ = np.zeros(n_labels)
+        constant = []
         for j, y in enumerate(Y_signed):
-            if np.all(y == y[0]):
-                self.intercept_[j] = y[0]
+            rows = slice(None) if J is None else np.flatnonzero(J[j])
+            y = y[rows]
+            seed = rng.randint(np.iinfo(np.int32).max)  # drawn for every label: same streams
+            if y.size == 0 or np.all(y == y[0]):
+                self.intercept_[j] = y[0] if y.size else 0.0
+                constant.append(j)
                 continue
-            svm = LinearSVC(C=self.C).fit(X, y)
+            svm = LinearSVC(C=self.C, random_state=seed).fit(X[rows], y)
             self.coef_[j], self.intercept_[j] = svm.coef_[0], svm.intercept_[0]
+        if constant:
+            names = [label_names[j] if label_names is not None else j for j in constant]
+            warnings.warn(f"BR: labels {names[:10]}{' ...' if len(names) > 10 else ''} have "
+                          "one class only among their observed entries; they get a constant "
+                          "score", UserWarning)
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -56,4 +88,3 @@ class BR(MultiLabelMixin, BaseEstimator):
         """Label scores, shape (n_samples, n_labels)."""
         X = self._check_fitted_features(X)
         return np.asarray(X @ self.coef_.T) + self.intercept_
-

@@ -8,7 +8,7 @@ import pytest
 from realdata import DATA_DIR, real
 from sklearn.datasets import dump_svmlight_file
 
-from glocal import GLOCAL, reproduce
+from glocal import GLOCAL
 from glocal.baselines import MAXIDE
 from glocal.cli import main
 from glocal.datasets import make_glocal_data
@@ -19,6 +19,7 @@ from glocal.reproduce import (
     read_results,
     render_report,
     run_reproduction,
+    runner,
 )
 
 
@@ -45,7 +46,7 @@ def test_quick_mode_writes_one_row_per_run_and_the_report(tmp_path):
         assert all(math.isfinite(row[f"prediction_{m}"]) for m in MEASURES)
         recovered = [math.isfinite(row[f"recovery_{m}"]) for m in MEASURES]
         assert all(recovered) if row["rho"] < 1 else not any(recovered)
-        assert set(json.loads(row["params"])) == set(reproduce.METHODS[row["method"]].param_grid)
+        assert set(json.loads(row["params"])) == set(METHODS[row["method"]].param_grid)
         assert row["time_fit"] > 0 and not row["tune"] and row["quick"]
     glocal, br = stored[0], stored[1]
     assert all(glocal[f"time_{t}"] >= 0 for t in ("clustering", "init", "main"))
@@ -75,7 +76,7 @@ def test_runs_are_deterministic(tmp_path):
 
 def test_interrupted_run_resumes_without_losing_or_repeating_runs(tmp_path, monkeypatch):
     calls = []
-    original = reproduce._run
+    original = runner._run
 
     def interrupted(*args):
         if len(calls) == 3:
@@ -83,7 +84,7 @@ def test_interrupted_run_resumes_without_losing_or_repeating_runs(tmp_path, monk
         calls.append(args[1:5])
         return original(*args)
 
-    monkeypatch.setattr(reproduce, "_run", interrupted)
+    monkeypatch.setattr(runner, "_run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _quick(tmp_path, n_repeats=2)
     finished = read_results(tmp_path / "results.csv")
@@ -91,7 +92,7 @@ def test_interrupted_run_resumes_without_losing_or_repeating_runs(tmp_path, monk
     # A crash while replacing a file leaves at most a stale temporary file behind.
     (tmp_path / "results.csv.tmp").write_text("half a row,")
 
-    monkeypatch.setattr(reproduce, "_run", original)
+    monkeypatch.setattr(runner, "_run", original)
     rows, lines = _quick(tmp_path, n_repeats=2)
     assert any(line.startswith("6 runs, 3 already in") for line in lines)
     stored = read_results(tmp_path / "results.csv")
@@ -350,12 +351,12 @@ def test_every_method_through_the_command_line(tmp_path, monkeypatch):
 
 
 def test_method_names_resolve(tmp_path):
-    assert reproduce._resolve_methods(["all"]) == list(METHODS)
-    assert reproduce._resolve_methods("ALL") == list(METHODS)
-    assert reproduce._resolve_methods(["mllrc", "ML-LRC", "global", "LOCAL", "glocal"]) == [
+    assert runner._resolve_methods(["all"]) == list(METHODS)
+    assert runner._resolve_methods("ALL") == list(METHODS)
+    assert runner._resolve_methods(["mllrc", "ML-LRC", "global", "LOCAL", "glocal"]) == [
         "ML-LRC", "GLObal", "loCAL", "GLOCAL"]
     with pytest.raises(ValueError, match="unknown method 'NOPE'.*'all'"):
-        reproduce._resolve_methods(["GLOCAL", "NOPE"])
+        runner._resolve_methods(["GLOCAL", "NOPE"])
 
 
 def test_small_clusters_on_request_with_glocal_and_br(tmp_path):

@@ -42,14 +42,16 @@ their fits inside the cross-validation use, with k-means on each training fold),
 their local correlations are those of these clusters, and they tune the weights of their
 correlation terms instead of ``lam2`` and ``n_latent`` (`Method.ablation_grid`: GLObal
 lam3, loCAL lam4, GLOCAL lam3 = lam4, each over the same three values). Every method then
-records its test measures on the test rows whose cluster holds fewer than `SMALL_CLUSTER_FRACTION` (5%) of
-all the rows (empty when there is none). This changes GLOCAL's fits (given groups instead
+records its test measures on the test rows whose cluster holds fewer than
+`SMALL_CLUSTER_FRACTION` (5%) of all the rows (empty when there is none). This changes GLOCAL's fits (given groups instead
 of k-means with 4 groups on the training rows), so it is part of the configuration of an
 output directory: by default it is on exactly when GLObal or loCAL is among the methods.
 
 Files are replaced atomically (written to a temporary file in the same directory, then
 renamed) after every run, so an interrupted reproduction keeps every finished run, and
-running it again with the same output directory skips the runs already recorded.
+running it again with the same output directory skips the runs already recorded. A row
+of ``results.csv`` that is damaged (cut short, a field that does not parse) or a run
+recorded twice is reported with its file and line and run again, never counted as done.
 
 Modules: `~glocal.reproduce.methods` (what is compared), `~glocal.reproduce.runner` (the runs),
 `~glocal.reproduce.results` (``results.csv``), `~glocal.reproduce.report` (``report.md``).

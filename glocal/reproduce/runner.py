@@ -25,7 +25,7 @@ from .methods import (
     TEST_SIZE,
 )
 from .report import render_report
-from .results import CONFIG, MEASURES, TIMES, read_results, write_results
+from .results import CONFIG, MEASURES, TIMES, run_key, scan_results, write_results
 
 
 def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions=None,
@@ -35,7 +35,9 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
     """Run the paper's protocol and write ``results.csv`` and ``report.md`` in ``out_dir``.
 
     Loops over datasets, repetitions, observed fractions rho and methods. Runs already in
-    ``out_dir/results.csv`` are skipped, so an interrupted call resumes where it stopped.
+    ``out_dir/results.csv`` are skipped, so an interrupted call resumes where it stopped;
+    its damaged rows and runs recorded twice are reported through ``progress`` (file and
+    line) and run again (`glocal.reproduce.results.scan_results`).
     Methods that cannot learn with missing labels (BR, MLLOC) are run at rho = 1 only.
 
     Parameters
@@ -90,7 +92,8 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
     Raises
     ------
     ValueError
-        For an unknown method, a bad rho or a stored result of another configuration.
+        For an unknown method, a bad rho, a stored result of another configuration or an
+        ``out_dir/results.csv`` that is not a results file.
     FileNotFoundError
         If a dataset (or the data directory) cannot be found.
     """
@@ -115,13 +118,15 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
     csv_path, report_path = out_dir / "results.csv", out_dir / "report.md"
 
     data = _load_datasets(datasets, data_dir, quick, random_state, progress)
-    results = read_results(csv_path) if csv_path.exists() else []
+    results, problems = scan_results(csv_path) if csv_path.exists() else ([], [])
+    for problem in problems:
+        progress(f"{problem}: not counted as done")
     for row in results:
         stored = {key: row[key] for key in CONFIG}
         if stored != config:
             raise ValueError(f"{csv_path} holds results of another configuration ({stored}, "
                              f"now {config}); choose another output directory")
-    done = {(row["dataset"], row["repetition"], row["rho"], row["method"]) for row in results}
+    done = {run_key(row) for row in results}
 
     skipped = [name for name in methods if not METHODS[name].missing_labels]
     if skipped and any(rho < 1 for rho in observed_fractions):
@@ -133,6 +138,8 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
     progress(f"{len(plan)} runs, {len(plan) - len(todo)} already in {csv_path}")
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    if problems:  # the file keeps its sound rows only, also when nothing is left to run
+        write_results(csv_path, results)
     tic = time.perf_counter()
     clusterings = {}  # (dataset, repetition) -> cluster of every row, with small_clusters
     # One BLAS thread: on this problem size OpenBLAS's threads slow every fit down by an

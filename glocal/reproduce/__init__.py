@@ -43,9 +43,10 @@ their local correlations are those of these clusters, and they tune the weights 
 correlation terms instead of ``lam2`` and ``n_latent`` (`Method.ablation_grid`: GLObal
 lam3, loCAL lam4, GLOCAL lam3 = lam4, each over the same three values). Every method then
 records its test measures on the test rows whose cluster holds fewer than
-`SMALL_CLUSTER_FRACTION` (5%) of all the rows (empty when there is none). This changes GLOCAL's fits (given groups instead
-of k-means with 4 groups on the training rows), so it is part of the configuration of an
-output directory: by default it is on exactly when GLObal or loCAL is among the methods.
+`SMALL_CLUSTER_FRACTION` (5%) of all the rows (empty when there is none). This changes
+GLOCAL's fits (given groups instead of k-means with 4 groups on the training rows), so it
+is part of the configuration of an output directory: by default it is on exactly when
+GLObal or loCAL is among the methods.
 
 Files are replaced atomically (written to a temporary file in the same directory, then
 renamed) after every run, so an interrupted reproduction keeps every finished run, and

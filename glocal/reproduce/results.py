@@ -99,9 +99,8 @@ def scan_results(path):
     missing = [f for f in _LEGACY_FIELDS if f not in columns]
     unknown = [f for f in columns if f not in FIELDS]
     if missing or unknown:
-        what = [f"{name} {_few(columns)}" for name, columns in (("missing", missing),
-                                                                 ("unknown", unknown))
-                if columns]
+        what = [f"{kind} {_few(names)}" for kind, names in (("missing", missing),
+                                                             ("unknown", unknown)) if names]
         raise ValueError(f"{path}: not a results file of this version of glocal (columns: "
                          f"{'; '.join(what)})")
     records, start = [], reader.line_num + 1

@@ -5,6 +5,8 @@ n_samples x n_labels). Inside, they are the paper's Y in {-1, 0, +1} (l x n) wit
 missing entry, plus the observation mask J.
 """
 
+import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -33,12 +35,38 @@ def from_signed_labels(Y):
     return out
 
 
+# The largest Frobenius norm of X accepted, max ** (1/6). The solvers form X^T X and multiply
+# it by arrays of its own scale and by their weights: LinearSVC's trust region (BR, MBR)
+# forms C^3 ||X||^4 and, once that overflows, loops without end (measured: from ||X|| = 1e77
+# at C = 1); the others fail in a factorization or return an all-zero model. Under this
+# bound ||X||^4 stays below max / 5e102, room for any weight.
+MAX_FEATURE_NORM = np.finfo(np.float64).max ** (1 / 6)  # 2.4e51
+
+
 def check_features(X, n_features=None, estimator="the model"):
-    """Validate X (dense or sparse, finite) and return it as float64, CSR when sparse."""
+    """Validate X (dense or sparse, finite, of a norm the solvers can square twice) and
+    return it as float64, CSR when sparse."""
+    if getattr(getattr(X, "dtype", None), "kind", None) == "c":
+        # scikit-learn's words (its estimator checks look for them), naming X
+        raise ValueError(f"Complex data not supported: X must be real, got dtype {X.dtype}")
     X = check_array(X, accept_sparse="csr", dtype=np.float64, input_name="X")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but {estimator} is expecting "
                          f"{n_features} features as input")
+    values = X.data if sp.issparse(X) else X
+    largest = max(values.max(), -values.min()) if values.size else 0.0
+    # The norm is at most largest * sqrt(size): only beyond the bound is it computed, on a
+    # scaled copy whose squares do not overflow.
+    if largest > MAX_FEATURE_NORM / np.sqrt(values.size or 1):
+        relative = np.linalg.norm(values / largest)  # the norm over the largest value
+        if relative > MAX_FEATURE_NORM / largest:
+            with np.errstate(over="ignore"):
+                norm = largest * relative
+            size = f"is {norm:.3g}" if np.isfinite(norm) else "overflows float64"
+            raise ValueError(f"X is too large for float64 arithmetic: its norm {size}, and "
+                             f"the solvers' products with X^T X overflow beyond a norm of "
+                             f"{MAX_FEATURE_NORM:.3g}; rescale X (e.g. "
+                             f"sklearn.preprocessing.MaxAbsScaler)")
     return X
 
 
@@ -60,7 +88,12 @@ def check_labels(Y, n_samples, warn=True):
     if sp.issparse(Y):
         Y = Y.toarray()  # an n x l label matrix is small next to V (k x n) and U V
     Y = np.asarray(Y)
-    if Y.dtype == object or not np.issubdtype(Y.dtype, np.number) and Y.dtype != bool:
+    if Y.dtype == object:  # e.g. 0 / 1 with None, or a pandas nullable frame with pd.NA
+        Y = _object_labels(Y)
+    if Y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: Y must be real ({{0, 1}} with NaN for "
+                         f"missing), got dtype {Y.dtype}")
+    if not np.issubdtype(Y.dtype, np.number) and Y.dtype != bool:
         raise ValueError(f"Y must be numeric ({{0, 1}} with NaN for missing), got dtype {Y.dtype}")
     Y = Y.astype(float)
     if Y.ndim != 2:
@@ -83,6 +116,25 @@ def check_labels(Y, n_samples, warn=True):
     Y_signed = np.where(observed, 2.0 * np.nan_to_num(Y) - 1.0, 0.0).T.copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J
+
+
+def _object_labels(Y):
+    """Labels of dtype object as floats: None and pandas.NA are missing (NaN), real numbers
+    and booleans are kept, anything else is an error."""
+    pandas = sys.modules.get("pandas")  # pd.NA can only come from an imported pandas
+    missing_values = (None,) if pandas is None else (None, pandas.NA)
+
+    def kind(value):
+        if any(value is missing for missing in missing_values):
+            return 0
+        return 1 if isinstance(value, (numbers.Real, np.bool_)) else 2
+
+    kinds = np.vectorize(kind, otypes=[np.int8])(Y)
+    if (kinds == 2).any():
+        other = Y[kinds == 2][0]
+        raise ValueError(f"Y must be numeric ({{0, 1}} with NaN or None for missing), found "
+                         f"{other!r} of type {type(other).__name__}")
+    return np.where(kinds == 0, np.nan, Y).astype(float)
 
 
 def _warn_about_labels(Y, observed):

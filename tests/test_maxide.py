@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 
+from glocal.baselines import maxide
 from glocal.baselines.br import BR
 from glocal.baselines.maxide import (
     MAXIDE,
@@ -174,6 +175,42 @@ def test_sparse_x_intercept_and_label_side_information(planted):
     assert roc_auc_score(Y_true[~seen], model.completed_scores_[~seen]) > 0.95
     with pytest.raises(ValueError, match="one row per label"):
         MAXIDE().fit(X, Y, label_features=rng.standard_normal((4, 2)))
+
+
+@pytest.mark.parametrize("shape", [(120, 15), (15, 120)], ids=["tall", "wide"])
+@pytest.mark.parametrize("density", [0.01, 0.3])
+def test_sparse_x_gives_the_results_of_dense_x(monkeypatch, shape, density):
+    # Above 2% density the Gram matrix is summed over dense blocks of rows: a few rows per
+    # block here, so that the loop runs many times.
+    monkeypatch.setattr(maxide, "_BLOCK_BYTES", 8 * min(shape) * 7)
+    rng = np.random.default_rng(1)
+    one_per_row = (np.ones(shape[0]), (np.arange(shape[0]), rng.integers(0, shape[1], shape[0])))
+    X = (sp.random(*shape, density=density, format="csr", random_state=rng)
+         + sp.csr_matrix(one_per_row, shape=shape))  # no empty row
+    Y = np.where(rng.random((shape[0], 6)) < 0.5, (rng.random((shape[0], 6)) < 0.3), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a label never positive, by chance
+        dense, sparse = (MAXIDE(n_components=None).fit(features, Y)
+                         for features in (X.toarray(), X))
+    assert sparse.Z_.shape == dense.Z_.shape
+    np.testing.assert_allclose(sparse.completed_scores_, dense.completed_scores_, atol=1e-9)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-9)
+    np.testing.assert_allclose(sparse.objective_history_, dense.objective_history_, rtol=1e-9)
+
+
+def test_sparse_x_is_never_made_dense():
+    # A tall X at 5% density (above the 2% where it used to be made dense for its Gram
+    # matrix): the basis of it traces less memory than half of X dense.
+    import tracemalloc
+
+    X = sp.random(40000, 100, density=0.05, format="csr", random_state=0)
+    tracemalloc.start()
+    A, P = orthonormal_basis(X, n_components=5)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 0.5 * 8 * X.shape[0] * X.shape[1]
+    np.testing.assert_allclose(A.T @ A, np.eye(5), atol=1e-10)
+    np.testing.assert_allclose(X @ P, A, atol=1e-10)
 
 
 def test_without_side_information_is_transductive(planted):

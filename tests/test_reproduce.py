@@ -2,13 +2,14 @@
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
 from realdata import DATA_DIR, real
 from sklearn.datasets import dump_svmlight_file
 
-from glocal import GLOCAL, reproduce
+from glocal import GLOCAL
 from glocal.baselines import MAXIDE
 from glocal.cli import main
 from glocal.datasets import make_glocal_data
@@ -19,6 +20,7 @@ from glocal.reproduce import (
     read_results,
     render_report,
     run_reproduction,
+    runner,
 )
 
 
@@ -45,7 +47,7 @@ def test_quick_mode_writes_one_row_per_run_and_the_report(tmp_path):
         assert all(math.isfinite(row[f"prediction_{m}"]) for m in MEASURES)
         recovered = [math.isfinite(row[f"recovery_{m}"]) for m in MEASURES]
         assert all(recovered) if row["rho"] < 1 else not any(recovered)
-        assert set(json.loads(row["params"])) == set(reproduce.METHODS[row["method"]].param_grid)
+        assert set(json.loads(row["params"])) == set(METHODS[row["method"]].param_grid)
         assert row["time_fit"] > 0 and not row["tune"] and row["quick"]
     glocal, br = stored[0], stored[1]
     assert all(glocal[f"time_{t}"] >= 0 for t in ("clustering", "init", "main"))
@@ -75,7 +77,7 @@ def test_runs_are_deterministic(tmp_path):
 
 def test_interrupted_run_resumes_without_losing_or_repeating_runs(tmp_path, monkeypatch):
     calls = []
-    original = reproduce._run
+    original = runner._run
 
     def interrupted(*args):
         if len(calls) == 3:
@@ -83,7 +85,7 @@ def test_interrupted_run_resumes_without_losing_or_repeating_runs(tmp_path, monk
         calls.append(args[1:5])
         return original(*args)
 
-    monkeypatch.setattr(reproduce, "_run", interrupted)
+    monkeypatch.setattr(runner, "_run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _quick(tmp_path, n_repeats=2)
     finished = read_results(tmp_path / "results.csv")
@@ -91,7 +93,7 @@ def test_interrupted_run_resumes_without_losing_or_repeating_runs(tmp_path, monk
     # A crash while replacing a file leaves at most a stale temporary file behind.
     (tmp_path / "results.csv.tmp").write_text("half a row,")
 
-    monkeypatch.setattr(reproduce, "_run", original)
+    monkeypatch.setattr(runner, "_run", original)
     rows, lines = _quick(tmp_path, n_repeats=2)
     assert any(line.startswith("6 runs, 3 already in") for line in lines)
     stored = read_results(tmp_path / "results.csv")
@@ -350,12 +352,12 @@ def test_every_method_through_the_command_line(tmp_path, monkeypatch):
 
 
 def test_method_names_resolve(tmp_path):
-    assert reproduce._resolve_methods(["all"]) == list(METHODS)
-    assert reproduce._resolve_methods("ALL") == list(METHODS)
-    assert reproduce._resolve_methods(["mllrc", "ML-LRC", "global", "LOCAL", "glocal"]) == [
+    assert runner._resolve_methods(["all"]) == list(METHODS)
+    assert runner._resolve_methods("ALL") == list(METHODS)
+    assert runner._resolve_methods(["mllrc", "ML-LRC", "global", "LOCAL", "glocal"]) == [
         "ML-LRC", "GLObal", "loCAL", "GLOCAL"]
     with pytest.raises(ValueError, match="unknown method 'NOPE'.*'all'"):
-        reproduce._resolve_methods(["GLOCAL", "NOPE"])
+        runner._resolve_methods(["GLOCAL", "NOPE"])
 
 
 def test_small_clusters_on_request_with_glocal_and_br(tmp_path):
@@ -388,3 +390,99 @@ def test_default_datasets_are_the_papers_found_in_the_data_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="none of the paper's datasets"):
         run_reproduction(data_dir=tmp_path / "out", out_dir=tmp_path / "out2", quick=True,
                          progress=lambda line: None)
+
+
+@pytest.fixture(scope="module")
+def sound_results(tmp_path_factory):
+    """The text of a sound results.csv of four GLOCAL runs, and its rows."""
+    out = tmp_path_factory.mktemp("sound")
+    rows = run_reproduction(["synthetic"], methods=("GLOCAL",), n_repeats=2, out_dir=out,
+                            quick=True, progress=lambda line: None)
+    return (out / "results.csv").read_text(), rows
+
+
+def _cut_in_params(line):
+    return line[:line.index('""n_latent') + 5]
+
+
+# Damage done to the lines of the file (line 1 is the header; lines 2-5 the four runs): the
+# lines the reproduction must report, what it says, and the runs left intact.
+_DAMAGE = {
+    "last row cut mid-line": (lambda lines: lines[:4] + [lines[4][:100]], ["5"],
+                              "cut short", 3),
+    "last row cut inside its quoted params": (
+        lambda lines: lines[:4] + [_cut_in_params(lines[4])], ["5"], "cut short", 3),
+    "row cut mid-line": (lambda lines: lines[:2] + [lines[2][:100] + "\n"] + lines[3:], ["3"],
+                         f"fields for {len(FIELDS)} columns", 3),
+    # The open quote takes in the next line: two runs lost.
+    "row cut inside its quoted params": (
+        lambda lines: lines[:2] + [_cut_in_params(lines[2]) + "\n"] + lines[3:], ["3-4"],
+        "damaged row", 2),
+    "row of one field": (lambda lines: lines[:3] + ["synthetic\n"] + lines[3:], ["4"],
+                         f"1 fields for {len(FIELDS)} columns", 4),
+    "garbage line": (lambda lines: lines[:3] + ["%%& not ; a row\n"] + lines[3:], ["4"],
+                     "1 fields", 4),
+    "field that does not parse": (
+        lambda lines: lines[:3] + [lines[3].replace(",1,1.0,", ",one,1.0,")] + lines[4:],
+        ["4"], "repetition is 'one', not an integer", 3),
+    "duplicated row": (lambda lines: lines + [lines[2]], ["3", "6"], "recorded 2 times", 3),
+}
+
+
+@pytest.mark.parametrize("damage", list(_DAMAGE))
+def test_damaged_or_duplicated_rows_are_reported_and_run_again(tmp_path, sound_results,
+                                                                damage):
+    text, sound = sound_results
+    edit, where, message, intact = _DAMAGE[damage]
+    path = tmp_path / "results.csv"
+    path.write_text("".join(edit(text.splitlines(keepends=True))))
+
+    with pytest.warns(UserWarning) as warned:
+        kept = read_results(path)
+    assert [_line(str(w.message), path) for w in warned] == where
+    assert message in str(warned[0].message)
+    assert len(set(_run_keys(kept))) == len(kept) == intact
+
+    lines = []
+    rows = run_reproduction(["synthetic"], methods=("GLOCAL",), n_repeats=2,
+                            out_dir=tmp_path, quick=True, progress=lines.append)
+    reported = [line for line in lines if line.endswith("not counted as done")]
+    assert [_line(line, path) for line in reported] == where and message in reported[0]
+    assert any(line.startswith(f"4 runs, {intact} already in") for line in lines)
+    # Every run is in the file once, with the values of the sound runs (GLOCAL is
+    # deterministic), and the file reads without a warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stored = read_results(path)
+    assert sorted(_run_keys(stored)) == sorted(_run_keys(sound)) == sorted(_run_keys(rows))
+    by_key = {key: row for key, row in zip(_run_keys(sound), sound)}
+    for key, row in zip(_run_keys(stored), stored):
+        assert [row[f"prediction_{m}"] for m in MEASURES] == [
+            by_key[key][f"prediction_{m}"] for m in MEASURES]
+
+
+def _line(message, path):
+    """The line of ``path`` that a message starting "<path>:<line>: " names."""
+    assert message.startswith(f"{path}:")
+    return message[len(str(path)) + 1:].split(":")[0]
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"", "missing dataset"),
+    (b"hello, world\n1, 2\n", "missing dataset"),
+    (b"\xff\xfe\x00\x81 binary", "not UTF-8"),
+    (_OLD_RESULTS.replace("time_tuning", "time_other").encode(), "unknown time_other"),
+], ids=["empty", "other csv", "binary", "other column"])
+def test_a_file_that_is_not_a_results_file_is_a_one_line_error(tmp_path, capsys, content,
+                                                                 reason):
+    path = tmp_path / "results.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a results file") as error:
+        read_results(path)
+    assert str(path) in str(error.value) and reason in str(error.value)
+    assert "\n" not in str(error.value) and len(str(error.value)) < 200 + len(str(path))
+    assert main(["reproduce", "--quick", "--datasets", "synthetic", "--out",
+                 str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: not a results file" in err
+    assert path.read_bytes() == content  # left as it was

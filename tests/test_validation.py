@@ -1,11 +1,14 @@
 """Input validation: every bad input raises a ValueError that names the problem."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from estimators import quick_estimators
 
 from glocal import GLOCAL, from_signed_labels
-from glocal._validation import check_labels
+from glocal._validation import MAX_FEATURE_NORM, check_features, check_labels
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +221,83 @@ def test_signed_labels_fit(xy):
     Y_missing[0, 0] = np.nan
     b = _quick().fit(X, Y_missing)
     np.testing.assert_array_equal(a.U_, b.U_)
+
+
+# --- magnitude of X, complex input, object labels -----------------------------------------
+
+def _huge(X, how):
+    if how == "scaled by 1e150":
+        return X * 1e150
+    if how == "sparse, scaled by 1e150":
+        return sp.csr_matrix(X * 1e150)
+    X = X.copy()
+    X[0, 0], X[1, 1] = np.finfo(float).max, -np.finfo(float).max
+    return X
+
+
+@pytest.mark.parametrize("name", list(quick_estimators()))
+def test_x_too_large_for_float64_is_a_clear_error(xy, name):
+    X, Y = xy
+    for how in ("scaled by 1e150", "sparse, scaled by 1e150", "holding ±max float"):
+        with pytest.raises(ValueError, match="X is too large for float64 arithmetic"):
+            quick_estimators()[name].fit(_huge(X, how), Y)
+    # Just under the bound every estimator fits (BR used to loop in liblinear without end)
+    # and scores finitely; above it, scoring is refused the same way.
+    scale = 0.5 * MAX_FEATURE_NORM / np.linalg.norm(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # solver caps on tiny data
+        model = quick_estimators()[name].fit(X * scale, Y)
+    assert np.isfinite(model.decision_function(X * scale)).all()
+    with pytest.raises(ValueError, match="X is too large"):
+        model.decision_function(X * 4 * scale)
+
+
+def test_check_features_names_the_norm():
+    with pytest.raises(ValueError, match=r"its norm is 1e\+60.*rescale X"):
+        check_features(np.full((1, 1), 1e60))
+    with pytest.raises(ValueError, match="its norm overflows float64"):
+        check_features(np.full((2, 2), np.finfo(float).max))
+    assert check_features(np.full((1, 1), 1e51)).shape == (1, 1)
+    assert check_features(sp.csr_matrix((3, 4))).nnz == 0
+
+
+def test_complex_input_is_rejected(xy):
+    X, Y = xy
+    with pytest.raises(ValueError, match="Complex data not supported: Y must be real"):
+        _quick().fit(X, Y + 0j)
+    with pytest.raises(ValueError, match="Complex data not supported: X must be real"):
+        _quick().fit(X + 1j, Y)
+    with pytest.raises(ValueError, match="Y must be numeric.*found 1j of type complex"):
+        _quick().fit(X, np.where(Y > 0, 1j, 0).astype(object))
+
+
+def test_none_in_object_labels_is_missing(xy):
+    X, Y = xy
+    Y_nan = Y.copy()
+    Y_nan[::3, 1] = np.nan
+    Y_object = Y_nan.astype(object)
+    Y_object[::3, 1] = None
+    expected = check_labels(Y_nan, 20)
+    for got, want in zip(check_labels(Y_object, 20), expected):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(_quick().fit(X, Y_object).decision_function(X),
+                                  _quick().fit(X, Y_nan).decision_function(X))
+    Y_object[0, 0] = "1"
+    with pytest.raises(ValueError, match="Y must be numeric.*found '1' of type str"):
+        _quick().fit(X, Y_object)
+
+
+def test_pandas_nullable_labels_read_na_as_missing(xy):
+    pd = pytest.importorskip("pandas")
+    X, Y = xy
+    Y_nan = Y.copy()
+    Y_nan[::4, 0] = Y_nan[1::5, 2] = np.nan
+    frame = pd.DataFrame({"a": pd.array(Y[:, 0].astype(int), dtype="Int64"),
+                          "b": pd.array(Y[:, 1].astype(bool), dtype="boolean"),
+                          "c": pd.array(Y[:, 2], dtype="Float64")})
+    frame.loc[::4, "a"] = pd.NA
+    frame.loc[1::5, "c"] = pd.NA
+    for got, want in zip(check_labels(frame, 20), check_labels(Y_nan, 20)):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(_quick().fit(X, frame).decision_function(X),
+                                  _quick().fit(X, Y_nan).decision_function(X))

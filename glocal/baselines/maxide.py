@@ -29,8 +29,10 @@ _RANK_RTOL = 1e-6
 # Above this size of the smaller side of X, the basis is a randomized truncated SVD (then
 # `n_components` must be given); below it, an eigendecomposition of the Gram matrix.
 _MAX_GRAM = 5000
-# A sparse X denser than this is made dense for its Gram matrix (a dense product is faster).
+# The Gram matrix of a sparse X denser than this is summed over dense blocks of its rows, of
+# about _BLOCK_BYTES each (BLAS is faster than a sparse product there, and X stays sparse).
 _DENSE_ABOVE = 0.02
+_BLOCK_BYTES = 2 ** 23
 # Backtracking of the step size: L grows by this factor until the quadratic upper bound holds.
 _GAMMA = 2.0
 # Power iterations estimating the Lipschitz constant of the gradient (the first trial L).
@@ -194,10 +196,7 @@ def orthonormal_basis(X, n_components=None, rtol=_RANK_RTOL):
         return U[:, keep], Vt[keep].T / s[keep]
     # Eigendecomposition of the smaller Gram matrix, then one re-orthonormalization of A (the
     # Gram matrix squares the condition number, so A is orthonormal only to about 1e-4).
-    if sp.issparse(X) and X.nnz > _DENSE_ABOVE * n * d:
-        X = X.toarray()
-    gram = X.T @ X if d <= n else X @ X.T
-    gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
+    gram = _gram(X)
     m = gram.shape[0]
     if n_components is not None and n_components < m:
         evals, evecs = eigh(gram, subset_by_index=[m - n_components, m - 1])
@@ -219,6 +218,29 @@ def orthonormal_basis(X, n_components=None, rtol=_RANK_RTOL):
     A = solve_triangular(R, A.T, trans="T", lower=False).T
     P = solve_triangular(R, P.T, trans="T", lower=False).T  # P R^{-1}, so that A = X P
     return A, P
+
+
+def _gram(X):
+    """The Gram matrix of the smaller side of X, dense: ``X^T X`` when d <= n, else ``X X^T``.
+
+    A sparse X is never made dense as a whole: below `_DENSE_ABOVE` density the product is
+    sparse; above, it is summed over dense blocks of rows of X (or of X^T).
+    """
+    n, d = X.shape
+    M = X if d <= n else X.T  # the Gram matrix is M^T M
+    if not sp.issparse(X):
+        return M.T @ M
+    if X.nnz <= _DENSE_ABOVE * n * d:
+        return (M.T @ M).toarray()
+    M = M.tocsr()
+    m = M.shape[1]
+    gram = np.zeros((m, m))
+    rows = max(1, _BLOCK_BYTES // (8 * m))
+    for start in range(0, M.shape[0], rows):
+        block = M[start:start + rows].toarray(order="F")  # C order: matmul copies it
+        gram += block.T @ block
+        del block  # freed before the next one is made
+    return gram
 
 
 class MAXIDE(MultiLabelMixin, BaseEstimator):

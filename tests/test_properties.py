@@ -1,0 +1,172 @@
+"""Property-based tests of the input layer (hypothesis): every estimator, on random small
+inputs of every accepted kind, either fits with finite scores (and unit-norm rows of Z for the
+GLOCAL family) or refuses the input with a ValueError / TypeError that names it.
+
+Inputs: random shapes; X dense (float64, float32, int, bool) or sparse (CSR, CSC, COO),
+sometimes holding NaN or infinity; label matrices with empty and full columns, missing
+entries in random patterns (up to all of a column, or all of Y), as float, bool, or object
+arrays with None for missing (and pandas nullable frames for the label encodings). Also: a
+results file of `glocal reproduce` cut anywhere or given a random line yields only the runs
+written, reporting what it leaves out.
+"""
+
+import csv
+import io
+import re
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from estimators import GLOCAL_FAMILY, quick_estimators
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from glocal._validation import check_labels
+from glocal.reproduce.results import FIELDS, scan_results
+
+# The words by which an error message names the input it refuses.
+_NAMES_INPUT = re.compile(r"\b(X|Y|y|labels?|samples?|features?)\b")
+
+# Derandomized and without an example database: CI runs the same examples every time.
+_SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
+                     suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def problems(draw):
+    """A random (X, Y) pair of the kinds the estimators accept, or nearly."""
+    n = draw(st.integers(2, 12))
+    d = draw(st.integers(1, 6))
+    n_labels = draw(st.integers(1, 5))
+    values = draw(arrays(np.float64, (n, d), elements=st.floats(-1e3, 1e3, width=32)
+                         | st.just(0.0)))
+    if draw(st.booleans()) and draw(st.booleans()):  # a quarter of X hold a non-finite value
+        values[draw(st.integers(0, n - 1)), draw(st.integers(0, d - 1))] = draw(
+            st.sampled_from([np.nan, np.inf, -np.inf]))
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, bool]))
+    if dtype is not np.float64 and np.isfinite(values).all():
+        values = values.astype(dtype)
+    layout = draw(st.sampled_from(["dense", "csr", "csc", "coo"]))
+    X = values if layout == "dense" else sp.coo_matrix(values).asformat(layout)
+
+    Y = draw(arrays(np.float64, (n, n_labels), elements=st.sampled_from([0.0, 1.0])))
+    columns = draw(st.lists(st.sampled_from(["empty", "full", "random"]), min_size=n_labels,
+                            max_size=n_labels))
+    for j, kind in enumerate(columns):
+        if kind != "random":
+            Y[:, j] = float(kind == "full")
+    missing = draw(st.sampled_from(["none", "none", "random", "random", "a whole column", "all"]))
+    if missing == "random":
+        Y[draw(arrays(bool, Y.shape))] = np.nan
+    elif missing == "a whole column":
+        Y[:, draw(st.integers(0, n_labels - 1))] = np.nan
+    elif missing == "all":
+        Y[:] = np.nan
+    encoding = draw(st.sampled_from(["float", "bool", "object with None"]))
+    if encoding == "bool" and not np.isnan(Y).any():
+        Y = Y.astype(bool)
+    elif encoding == "object with None":
+        Y = np.where(np.isnan(Y), None, Y).astype(object)
+    return X, Y
+
+
+@pytest.mark.parametrize("name", list(quick_estimators()))
+@_SETTINGS
+@given(problem=problems())
+def test_every_estimator_fits_finitely_or_names_the_bad_input(name, problem):
+    X, Y = problem
+    model = quick_estimators()[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # label warnings, solver caps, k-means duplicates
+        try:
+            model.fit(X, Y)
+        except (ValueError, TypeError) as error:
+            event(f"refused: {str(error)[:60]}")
+            assert _NAMES_INPUT.search(str(error)), f"{name}: {error!r} does not name the input"
+            return
+        scores = model.decision_function(X)
+    event("fitted")
+    assert scores.shape == (X.shape[0], np.shape(Y)[1])
+    assert np.isfinite(scores).all()
+    # The scores do not depend on the layout or dtype X comes in.
+    dense = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+    np.testing.assert_allclose(model.decision_function(dense), scores, rtol=1e-6, atol=1e-9)
+    if name in GLOCAL_FAMILY:
+        np.testing.assert_allclose(np.linalg.norm(model.Z_, axis=-1), 1.0, atol=1e-8)
+
+
+@_SETTINGS
+@given(problem=problems(), as_frame=st.booleans())
+def test_label_encodings_agree(problem, as_frame):
+    """Float with NaN, bool, object with None, a pandas nullable frame with pd.NA: one
+    meaning."""
+    _, Y = problem
+    Y_float = np.array(np.where(np.equal(Y, None), np.nan, Y), dtype=float)
+    if as_frame:
+        pd = pytest.importorskip("pandas")
+        Y = pd.DataFrame({j: pd.array(np.where(np.isnan(column), None, column),
+                                      dtype="Int64")
+                          for j, column in enumerate(Y_float.T)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            expected = check_labels(Y_float, Y_float.shape[0])
+        except ValueError as error:
+            with pytest.raises(ValueError, match=re.escape(str(error))):
+                check_labels(Y, Y_float.shape[0])
+            return
+        got = check_labels(Y, Y_float.shape[0])
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+
+
+@st.composite
+def damaged_results(draw):
+    """A sound results file of a few runs, cut at a random place or with a random line put
+    in somewhere, and the sound rows."""
+    n_rows = draw(st.integers(1, 4))
+    rows = []
+    for rep in range(n_rows):
+        row = dict.fromkeys(FIELDS, np.nan)
+        row.update(dataset="synthetic", repetition=rep, rho=1.0, method="GLOCAL", seed=0,
+                   quick=True, tune=False, drop_unlabeled=True, small_clusters=False,
+                   n_train=6, n_test=4, params='{"lam2": 4.0, "n_latent": 20}',
+                   prediction_average_precision=draw(st.floats(0, 1)), time_fit=0.5)
+        rows.append(row)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: "" if isinstance(v, float) and np.isnan(v) else v
+                      for k, v in row.items()} for row in rows)
+    text = buffer.getvalue()
+    header = text.index("\n") + 1
+    if draw(st.booleans()):
+        text = text[:draw(st.integers(header, len(text)))]
+    else:
+        at = draw(st.sampled_from([i + 1 for i, c in enumerate(text) if c == "\n"]))
+        line = draw(st.text(st.characters(codec="utf-8", exclude_characters="\r"),
+                            max_size=80)) + "\n"
+        text = text[:at] + line + text[at:]
+    return text, rows
+
+
+@settings(_SETTINGS, max_examples=60)
+@given(damaged=damaged_results())
+def test_a_damaged_results_file_yields_only_sound_rows(tmp_path_factory, damaged):
+    text, sound = damaged
+    path = tmp_path_factory.mktemp("results") / "results.csv"
+    path.write_text(text, encoding="utf-8")
+    rows, problems = scan_results(path)
+    # Every row read is a run written, with its values.
+    written = {row["repetition"]: row["prediction_average_precision"] for row in sound}
+    assert all(row["prediction_average_precision"] == written[row["repetition"]]
+               for row in rows)
+    assert len({row["repetition"] for row in rows}) == len(rows)
+    # A run whose line was begun is read, or something is reported, with file and line.
+    begun = sum(1 for line in text.splitlines()[1:] if line.startswith("s"))
+    assert len(rows) >= begun or problems
+    assert all(re.match(rf"{re.escape(str(path))}:\d+(-\d+)?: ", p) for p in problems)
+    if text.endswith("\n") and len(text.splitlines()) == len(sound) + 1:  # whole lines
+        assert len(rows) == len(sound)

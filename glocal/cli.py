@@ -86,7 +86,7 @@ def build_parser():
                     "command again resumes: runs already in results.csv are skipped. With "
                     "the defaults this runs for hours (GLOCAL and BR on the paper's 8 "
                     "datasets: about an hour with --jobs 2 on 2 cores); --quick is a smoke "
-                    "test of a few minutes.")
+                    "test of about a minute.")
     reproduce.add_argument("--datasets", help="comma-separated dataset names, or 'synthetic' "
                            "(default: the paper's datasets found in the data directory: "
                            "arts, business, computers, education, entertainment, health, "

@@ -6,11 +6,13 @@ Build with warnings as errors (from the project root)::
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 The gallery runs every script of ``examples/`` (and ``examples/tutorials/``); the scripts
-save their figures with `glocal.plotting.save_figure` to ``$GLOCAL_EXAMPLES_OUT``, from where
-`SavedFigures` below puts them on the pages. The real-data examples read ``$GLOCAL_DATA``
-(default: ``../shared/data`` beside the project, as for the tests).
+save their figures with `glocal.plotting.save_figure` to ``$GLOCAL_EXAMPLES_OUT`` (a temporary
+folder here), from where `gallery_figures.SavedFigures` puts them on the pages. The real-data
+examples read ``$GLOCAL_DATA`` (default: ``../shared/data`` beside the project, as for the
+tests).
 """
 
+import atexit
 import os
 import shutil
 import sys
@@ -24,10 +26,12 @@ sys.path.insert(0, str(DOCS))
 
 import glocal  # noqa: E402
 from api_pages import write_api_page  # noqa: E402
+from gallery_figures import SavedFigures  # noqa: E402
 
 os.environ.setdefault("GLOCAL_DATA", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 FIGURES = Path(tempfile.mkdtemp(prefix="glocal-gallery-"))
+atexit.register(shutil.rmtree, FIGURES, ignore_errors=True)
 os.environ["GLOCAL_EXAMPLES_OUT"] = str(FIGURES)
 
 project = "glocal"
@@ -38,10 +42,11 @@ release = version = glocal.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "matplotlib.sphinxext.mathmpl",  # math drawn at build time: the site works offline
     "sphinx.ext.intersphinx",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "plain_docstrings",
 ]
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/**/*.ipynb", "auto_examples/**/*.py", "reproduction"]
@@ -51,47 +56,21 @@ html_title = f"glocal {release}"
 html_static_path = []
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 
+mathmpl_fontsize = 13.0
+mathmpl_srcset = ["2x"]
 autosummary_generate = True
+autodoc_inherit_docstrings = False  # pymanopt's method docstrings are not ours
 autodoc_default_options = {"members": True, "inherited-members": False}
 numpydoc_show_class_members = False  # the class pages list members through autodoc
 numpydoc_class_members_toctree = False
 intersphinx_mapping = {}  # offline builds: no inventories fetched
 
 
-class SavedFigures:
-    """Image scraper: the PNG files an example block saved to ``$GLOCAL_EXAMPLES_OUT``.
-
-    The examples are plain scripts that save figures (they never call ``plt.show``), so
-    sphinx-gallery's pyplot scraper would find nothing.
-    """
-
-    def __init__(self):
-        self.seen = {}
-
-    def __repr__(self):  # sphinx-gallery caches its configuration by repr
-        return "SavedFigures()"
-
-    def __call__(self, block, block_vars, gallery_conf):
-        from sphinx_gallery.scrapers import figure_rst
-
-        new = []
-        for path in sorted(FIGURES.glob("*.png"), key=lambda p: p.stat().st_mtime_ns):
-            stamp = path.stat().st_mtime_ns
-            if self.seen.get(path.name) != stamp:
-                self.seen[path.name] = stamp
-                new.append(path)
-        targets = []
-        for path, target in zip(new, block_vars["image_path_iterator"]):
-            shutil.copyfile(path, target)
-            targets.append(target)
-        return figure_rst(targets, gallery_conf["src_dir"])
-
-
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": r".*\.py$",  # run every script: the gallery shows real output
-    "image_scrapers": (SavedFigures(),),
+    "image_scrapers": (SavedFigures(FIGURES),),
     "abort_on_example_error": True,
     "download_all_examples": False,
     "remove_config_comments": True,

@@ -1,6 +1,6 @@
 """
 Global and local label correlations on the Image data (the paper's Figure 3)
-===========================================================================
+============================================================================
 
 The premise of GLOCAL is that labels correlate differently in different parts of the
 data. On the Image data (2000 natural scenes, 294 features, 5 labels) it forms 4 groups

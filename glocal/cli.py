@@ -117,7 +117,7 @@ def build_parser():
                                 "(16 k-means clusters, given to the GLOCAL family as groups; "
                                 "the family then tunes its correlation weights lam3, lam4); "
                                 "default: on when GLObal or loCAL is among the methods")
-    reproduce.add_argument("--jobs", type=int, default=1,
+    reproduce.add_argument("--jobs", type=int, default=1, metavar="N",
                            help="parallel fits during cross-validation (default 1; -1: one "
                                 "per CPU core)")
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -136,10 +136,10 @@ def build_parser():
     fit.add_argument("--model", required=True, help="where to save the model (joblib)")
     fit.add_argument("--xml", help=xml_help)
     fit.add_argument("--split", choices=("train", "test", "all"), help=split_help.format("train"))
-    fit.add_argument("--n-latent", type=int, default=20,
+    fit.add_argument("--n-latent", type=int, default=20, metavar="K",
                      help="k, the number of latent labels: the rank of the label "
                           "factorization Y ~ UV (default 20)")
-    fit.add_argument("--n-groups", type=int, default=4,
+    fit.add_argument("--n-groups", type=int, default=4, metavar="G",
                      help="g, the number of local groups of rows, found by k-means on the "
                           "features (default 4)")
     fit.add_argument("--lam2", type=float, default=4.0,
@@ -153,7 +153,7 @@ def build_parser():
                           "(default 1e-3)")
     fit.add_argument("--fit-intercept", action="store_true",
                      help="add a constant feature (not in the paper's model)")
-    fit.add_argument("--max-iter", type=int, default=30,
+    fit.add_argument("--max-iter", type=int, default=30, metavar="N",
                      help="most outer iterations of the alternating minimization (default "
                           "30)")
     fit.add_argument("--tol", type=float, default=1e-4,

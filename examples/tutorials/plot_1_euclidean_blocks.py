@@ -82,7 +82,7 @@ assert result.cost <= cost(start) and result.gradient_norm < 1e-6
 
 # %%
 # Without the manifold terms: one ridge regression per label
-# ---------------------------------------------------------
+# ----------------------------------------------------------
 # Then row j of U solves (V V^T + lam2 I) u_j = V y_j: a direct solve to compare with.
 basic = u_problem(V, Z, None, data)
 solved = run_optimizer("trust_regions", basic, start, max_iterations=50,

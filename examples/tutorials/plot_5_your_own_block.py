@@ -62,7 +62,7 @@ def gram_problem(C, k):
 
 # %%
 # Checking the derivatives against automatic differentiation
-# ---------------------------------------------------------
+# ----------------------------------------------------------
 # The same cost written for autograd; pymanopt's autograd backend differentiates it.
 # (pymanopt's own derivative checker does not run on numpy 2.4, so the check is direct.)
 l, k = 6, 3

@@ -44,16 +44,18 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None):
 
     Returns
     -------
-    Bunch
-        X : ndarray or CSR matrix of shape (n_samples, n_features)
-            float64; CSR when the file stores sparse rows.
-        Y : ndarray of shape (n_samples, n_labels)
-            int, 1 where the label is relevant, else 0; no columns for an unlabeled file.
-        feature_names, label_names : list of str
-            Generated (``x0``, ``y0``, ...) for formats without names.
-        name : str
-        train_idx, test_idx : ndarray of int
-            Only for a predefined split: its rows in X and Y (training rows first).
+    data : Bunch
+        With the attributes:
+
+        - ``X``: ndarray or CSR matrix of shape (n_samples, n_features), float64; CSR when
+          the file stores sparse rows.
+        - ``Y``: ndarray of shape (n_samples, n_labels), int, 1 where the label is relevant,
+          else 0; no columns for an unlabeled file.
+        - ``feature_names``, ``label_names``: lists of str, generated (``x0``, ``y0``, ...)
+          for formats without names.
+        - ``name``: str.
+        - ``train_idx``, ``test_idx``: ndarrays of int, only for a predefined split: its
+          rows in X and Y (training rows first).
 
     Raises
     ------

@@ -76,6 +76,8 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "show_memory": False,
+    "write_computation_times": False,  # that page loads scripts from CDNs
+    "capture_repr": (),  # the scripts end blocks with save_figure(...): no "Out: PosixPath"
     "plot_gallery": "True",
 }
 

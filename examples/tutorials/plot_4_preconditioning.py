@@ -114,12 +114,12 @@ assert fast_products <= fast.iterations + 1
 # %%
 # The work, drawn
 # ---------------
-fig = Figure(figsize=(6, 3.6), layout="constrained")
+fig = Figure(figsize=(7.5, 3.6), layout="constrained")
 ax = fig.add_subplot()
 names = [f"{name}\n{label}" for name, label in runs]
 ax.barh(names, [products for _, products in runs.values()],
         color=["C3", "C0", "C3", "C0"])
 ax.set(xlabel="Hessian-vector products", xscale="log",
-       title="Trust regions on the W block (features scaled 1..100)")
+       title="Trust regions on the W block, features scaled 1 to 100")
 ax.invert_yaxis()
 save_figure(fig, OUT / "tutorial_preconditioning.png", overwrite=True)

@@ -128,17 +128,20 @@ z = Z[0, 0]
 e = euclidean_gradient(Z)[0, 0]
 r = riemannian_gradient[0, 0]
 path = np.array([normalize_rows(z - s * r) for s in np.linspace(0, 0.5, 20)])
-fig = Figure(figsize=(5.5, 5), layout="constrained")
+fig = Figure(figsize=(6, 5.5), layout="constrained")
 ax = fig.add_subplot(projection="3d")
 u, w = np.mgrid[0:2 * np.pi:30j, 0:np.pi:15j]
 ax.plot_wireframe(np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w), color="0.85",
                   linewidth=0.5)
-scale = 0.4 / np.linalg.norm(e)
-ax.quiver(*z, *(scale * e), color="C3", label="Euclidean gradient")
-ax.quiver(*z, *(scale * r), color="C0", label="Riemannian gradient (projected)")
-ax.plot(*path.T, color="C2", linewidth=2, label="retraction of -t grad")
-ax.scatter(*z, color="k", s=20)
-ax.set_box_aspect((1, 1, 1))
+scale = 0.7 / np.linalg.norm(e)
+ax.quiver(*z, *(scale * e), color="C3", linewidth=2, label="Euclidean gradient")
+ax.quiver(*z, *(scale * r), color="C0", linewidth=2,
+          label="Riemannian gradient (its projection)")
+ax.plot(*path.T, color="C2", linewidth=3, label="retraction of steps along -grad")
+ax.scatter(*z, color="k", s=30)
+ax.view_init(elev=np.degrees(np.arcsin(z[2])) + 20, azim=np.degrees(np.arctan2(z[1], z[0])))
+ax.set_box_aspect((1, 1, 1), zoom=1.5)
+ax.set_axis_off()
 ax.set_title("One row of Z on its sphere")
-ax.legend(loc="lower left", fontsize=8)
+fig.legend(loc="outside lower center", fontsize=9)
 save_figure(fig, OUT / "tutorial_unit_rows.png", overwrite=True)

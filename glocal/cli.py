@@ -9,7 +9,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._io import check_output
+from ._io import atomic_output, check_output
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
 # them (.ci/run sets it), else a paper_tables.json in the current directory.
@@ -262,7 +262,6 @@ def _fit(args):
     import joblib
 
     from . import GLOCAL
-    from ._io import atomic_output
 
     _output(args.model, args)
     data = _load_data(args.data, args, "train")
@@ -329,8 +328,6 @@ def _predict(args):
     import csv
 
     import numpy as np
-
-    from ._io import atomic_output
 
     _output(args.out, args)
     saved = _read_model(args.model)

@@ -190,9 +190,10 @@ ARFF = """@relation '{relation}'
 
 
 def _arff(path, X, Y=None, relation="data"):
+    """A dense ARFF file: MEKA labels a, b, c first (-C 3), or no labels without Y."""
     labels = "" if Y is None else "".join(f"@attribute {name} {{0,1}}\n" for name in "abc")
-    rows = [",".join(f"{v:g}" for v in ([] if Y is None else Y[i]).__iter__()) + ","
-            * (Y is not None) + ",".join(f"{v:.4f}" for v in X[i]) for i in range(len(X))]
+    rows = [",".join(([] if Y is None else [str(int(v)) for v in Y[i]])
+                     + [f"{v:.4f}" for v in X[i]]) for i in range(len(X))]
     if Y is not None:
         relation += ": -C 3"
     path.write_text(ARFF.format(relation=relation, labels=labels, rows="\n".join(rows)))

@@ -212,18 +212,24 @@ def arff_model(tmp_path_factory):
     return tmp
 
 
-@pytest.mark.parametrize("relation", ["new: -C 0", "new"])
-def test_predict_on_arff_without_labels(arff_model, relation):
+def test_predict_on_arff_without_labels(arff_model, capsys):
     tmp = arff_model
     X = np.random.default_rng(1).standard_normal((7, 4))
-    _arff(tmp / "new.arff", X, relation=relation)
-    out = tmp / f"new-{len(relation)}.csv"
-    result = _glocal("predict", tmp / "m.joblib", tmp / "new.arff", "--out", out)
+    _arff(tmp / "new.arff", X, relation="new: -C 0")
+    result = _glocal("predict", tmp / "m.joblib", tmp / "new.arff", "--out", tmp / "new.csv")
     assert result.returncode == 0 and not result.stderr, result.stderr
-    rows = list(csv.reader(out.open()))
+    rows = list(csv.reader((tmp / "new.csv").open()))
     assert rows[0] == ["a", "b", "c"] and len(rows) == 8
+    # Without -C and without an XML file, every attribute is a feature: the same scores.
+    _arff(tmp / "plain.arff", X, relation="new")
+    assert main(["predict", str(tmp / "m.joblib"), str(tmp / "plain.arff"), "--out",
+                 str(tmp / "plain.csv")]) == 0
+    assert (tmp / "plain.csv").read_text() == (tmp / "new.csv").read_text()
     # Scoring needs labels: a one-line error, not a crash.
-    _one_line_error(_glocal("evaluate", tmp / "m.joblib", tmp / "new.arff"), "no labels")
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp / "m.joblib"), str(tmp / "new.arff")]) == 2
+    assert capsys.readouterr().err.strip().endswith("has no labels to evaluate against; "
+                                                    "'glocal predict' scores it")
 
 
 def test_predict_on_svmlight_without_labels(files):
@@ -233,8 +239,8 @@ def test_predict_on_svmlight_without_labels(files):
     X[:, 5] = 0  # the highest feature absent: the file alone does not tell there are 6
     (tmp / "new.svm").write_text("".join(
         " " + " ".join(f"{j + 1}:{v:.3f}" for j, v in enumerate(row) if v) + "\n" for row in X))
-    result = _glocal("predict", tmp / "m.joblib", tmp / "new.svm", "--out", tmp / "s.csv")
-    assert result.returncode == 0, result.stderr
+    assert main(["predict", str(tmp / "m.joblib"), str(tmp / "new.svm"), "--out",
+                 str(tmp / "s.csv")]) == 0
     rows = list(csv.reader((tmp / "s.csv").open()))
     assert rows[0] == ["0", "1", "2"] and len(rows) == 6
 
@@ -293,10 +299,10 @@ def test_outputs_that_are_directories_or_below_files(files):
 def test_missing_output_folders_are_created_by_every_command(files):
     tmp, train, test = files
     model = tmp / "new" / "models" / "m.joblib"
-    assert _glocal("fit", train, "--model", model, "--n-latent", "2").returncode == 0
-    assert _glocal("predict", model, test, "--out", tmp / "new" / "scores" / "s.csv"
-                   ).returncode == 0
-    assert _glocal("plot", "--model", model, "--out", tmp / "new" / "figures").returncode == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["predict", str(model), str(test), "--out",
+                 str(tmp / "new" / "scores" / "s.csv")]) == 0
+    assert main(["plot", "--model", str(model), "--out", str(tmp / "new" / "figures")]) == 0
     assert (tmp / "new" / "scores" / "s.csv").is_file()
     assert (tmp / "new" / "figures" / "convergence.png").is_file()
 
@@ -358,34 +364,35 @@ def test_a_closed_pipe_ends_quietly(files):
     assert err == ""
 
 
-def test_evaluate_says_what_it_scored(files):
+def test_evaluate_says_what_it_scored(files, capsys):
+    from glocal.datasets import load
+
     tmp, train, test = files
     assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), "--n-latent", "2"]) == 0
-    n_unlabeled = sum(line.startswith(" ") or line.split()[0].count(":")
-                      for line in test.read_text().splitlines())
-    result = _glocal("evaluate", tmp / "m.joblib", test)
-    assert result.returncode == 0 and result.stderr == ""
-    assert f"dropped {n_unlabeled} row" in result.stdout.splitlines()[0]
+    n_unlabeled = int((load(test).Y.sum(axis=1) == 0).sum())
+    assert n_unlabeled > 0
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp / "m.joblib"), str(test)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and f"dropped {n_unlabeled} rows" in out.splitlines()[0]
     # On the training file: the scores are said to be training scores.
-    result = _glocal("evaluate", tmp / "m.joblib", train)
-    assert result.returncode == 0
-    (warning,) = result.stderr.strip().splitlines()
+    assert main(["evaluate", str(tmp / "m.joblib"), str(train)]) == 0
+    (warning,) = capsys.readouterr().err.strip().splitlines()
     assert warning.startswith("glocal evaluate: warning: ") and "fitted on" in warning
 
 
-def test_fit_progress_grammar_and_label_warnings(tmp_path):
+def test_fit_progress_grammar_and_label_warnings(tmp_path, capsys):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 4)) + 1
     Y = (X[:, :3] > 1).astype(int)
     Y[:, 2] = 0  # label c is never positive
     _arff(tmp_path / "train.arff", X, Y)
-    result = _glocal("fit", tmp_path / "train.arff", "--model", tmp_path / "m.joblib",
-                     "--n-latent", "2", "--max-iter", "1", "--verbose")
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    assert main(["fit", str(tmp_path / "train.arff"), "--model", str(tmp_path / "m.joblib"),
+                 "--n-latent", "2", "--max-iter", "1", "--verbose"]) == 0
+    out, err = capsys.readouterr()
     assert "fitting GLOCAL to 40 rows x 4 features, 3 labels" in out
     assert "[GLOCAL] main iteration 1:" in out and "after 1 outer iteration)" in out
-    (warning,) = result.stderr.strip().splitlines()  # once, one line, no source line
+    (warning,) = err.strip().splitlines()  # once, one line, no source line
     assert warning.startswith("glocal fit: warning: labels 'c' are never positive")
 
 

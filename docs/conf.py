@@ -55,6 +55,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"glocal {release}"
 html_static_path = []
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+html_sidebars = {page: [] for page in ("index", "model", "data", "cli")}  # no subsections
 
 mathmpl_fontsize = 13.0
 mathmpl_srcset = ["2x"]

@@ -1,6 +1,6 @@
 """
 Global and local label correlations on the Image data (the paper's Figure 3)
-===========================================================================
+============================================================================
 
 The premise of GLOCAL is that labels correlate differently in different parts of the
 data. On the Image data (2000 natural scenes, 294 features, 5 labels) it forms 4 groups
@@ -36,8 +36,9 @@ from glocal.datasets import load_dataset
 from glocal.plotting import plot_correlations, save_figure
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
-DATA_DIR = Path(os.environ.get("GLOCAL_DATA",
-                               Path(__file__).resolve().parents[2] / "shared" / "data"))
+# (`or`: the gallery runs the script without __file__, with GLOCAL_DATA set.)
+DATA_DIR = Path(os.environ.get("GLOCAL_DATA")
+                or Path(__file__).resolve().parents[2] / "shared" / "data")
 LABEL_NAMES = ["desert", "mountains", "sea", "sunset", "trees"]  # from the literature
 
 # %% Load the data, or say what to set. CI must have the data, so there it is an error.

@@ -1,6 +1,6 @@
 """
 Riemannian optimization on unit-norm rows: GLOCAL's Z step
-=========================================================
+==========================================================
 
 GLOCAL learns, for every group m of samples, a label Laplacian Z_m Z_m^T whose diagonal
 is fixed to 1: every row z_i of Z_m (one per label) has unit norm. With U and W fixed, the

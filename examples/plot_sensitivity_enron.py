@@ -28,7 +28,8 @@ from glocal.plotting import plot_sensitivity, save_figure, sensitivity
 from glocal.protocol import drop_unlabeled_rows
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
-DATA_DIR = os.environ.get("GLOCAL_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+# (`or`: the gallery runs the script without __file__, with GLOCAL_DATA set.)
+DATA_DIR = os.environ.get("GLOCAL_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
 GRID = {"g": [1, 2, 4, 8, 16], "lam3": [0.0, 1e-3, 1e-2, 1e-1, 1.0],
         "lam4": [0.0, 1e-3, 1e-2, 1e-1, 1.0], "k": [5, 10, 20, 30], "lam2": [1.0, 2.0, 4.0, 8.0]}
 

@@ -2,12 +2,18 @@
 
 import argparse
 import os
+import re
 import sys
 import time
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
-# The paper's tables beside the project (../shared/paper from the project root).
-_PAPER_TABLES = Path(__file__).resolve().parents[2] / "shared" / "paper" / "paper_tables.json"
+from ._io import atomic_output, check_output
+
+# The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
+# them (.ci/run sets it), else a paper_tables.json in the current directory.
+_PAPER_TABLES = Path(os.environ.get("GLOCAL_PAPER_TABLES", "paper_tables.json"))
 
 
 def _demo(args):
@@ -54,9 +60,12 @@ def _demo(args):
 
 
 def build_parser():
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="glocal", description="Multi-label learning with global and local label "
                                    "correlations (GLOCAL).")
+    parser.add_argument("--version", action="version", version=f"glocal {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     demo = commands.add_parser(
@@ -69,12 +78,15 @@ def build_parser():
     demo.set_defaults(run=_demo)
 
     reproduce = commands.add_parser(
-        "reproduce", help="regenerate the paper's result tables",
+        "reproduce", help="regenerate the paper's result tables (hours by default)",
         description="Run the paper's protocol (random 60/40 splits, observed fractions rho, "
                     "5-fold cross-validation of the hyperparameters) for every dataset, "
                     "repetition, rho and method; write one row per finished run to "
                     "OUT/results.csv and the tables to OUT/report.md. Running the same "
-                    "command again resumes: runs already in results.csv are skipped.")
+                    "command again resumes: runs already in results.csv are skipped. With "
+                    "the defaults this runs for hours (GLOCAL and BR on the paper's 8 "
+                    "datasets: about an hour with --jobs 2 on 2 cores); --quick is a smoke "
+                    "test of about a minute.")
     reproduce.add_argument("--datasets", help="comma-separated dataset names, or 'synthetic' "
                            "(default: the paper's datasets found in the data directory: "
                            "arts, business, computers, education, entertainment, health, "
@@ -91,9 +103,10 @@ def build_parser():
                            help="output directory (default reproduce-out)")
     reproduce.add_argument("--paper-tables", type=Path,
                            default=_PAPER_TABLES if _PAPER_TABLES.is_file() else None,
-                           help="the paper's paper_tables.json, shown beside our numbers "
-                                "(default ../shared/paper/paper_tables.json beside the "
-                                "project, if present)")
+                           help="the paper's numbers (paper_tables.json), shown beside ours "
+                                "(default $GLOCAL_PAPER_TABLES, else paper_tables.json in "
+                                "the current directory, if present; without it the report "
+                                "shows our numbers only)")
     reproduce.add_argument("--quick", action="store_true",
                            help="smoke test: at most 500 rows per dataset, no tuning, one "
                                 "repetition, rho 1.0 and 0.3 unless given")
@@ -104,41 +117,67 @@ def build_parser():
                                 "(16 k-means clusters, given to the GLOCAL family as groups; "
                                 "the family then tunes its correlation weights lam3, lam4); "
                                 "default: on when GLObal or loCAL is among the methods")
-    reproduce.add_argument("--jobs", type=int, help="parallel fits during cross-validation")
+    reproduce.add_argument("--jobs", type=int, default=1, metavar="N",
+                           help="parallel fits during cross-validation (default 1; -1: one "
+                                "per CPU core)")
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     reproduce.set_defaults(run=_reproduce)
 
     split_help = ("rows to use: train, test or all (default: {} when the file has a "
                   "predefined split, else all)")
+    xml_help = ("Mulan XML file naming the label attributes of an ARFF file (default: "
+                "<name>.xml beside it)")
     fit = commands.add_parser(
         "fit", help="fit GLOCAL on a data file and save the model",
         description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
-                    "save the fitted model with joblib.")
+                    "save the fitted model with joblib. The model's hyperparameters are "
+                    "those of Eq. (6) of the paper; see the README or 'help(glocal.GLOCAL)'.")
     fit.add_argument("data", help="data file")
     fit.add_argument("--model", required=True, help="where to save the model (joblib)")
-    fit.add_argument("--xml", help="Mulan XML naming the labels (default: beside the ARFF)")
+    fit.add_argument("--xml", help=xml_help)
     fit.add_argument("--split", choices=("train", "test", "all"), help=split_help.format("train"))
-    fit.add_argument("--n-latent", type=int, default=20, help="k (default 20)")
-    fit.add_argument("--n-groups", type=int, default=4, help="g (default 4)")
-    fit.add_argument("--lam2", type=float, default=4.0, help="default 4")
-    fit.add_argument("--lam3", type=float, default=1e-3, help="default 1e-3")
-    fit.add_argument("--lam4", type=float, default=1e-3, help="default 1e-3")
+    fit.add_argument("--n-latent", type=int, default=20, metavar="K",
+                     help="k, the number of latent labels: the rank of the label "
+                          "factorization Y ~ UV (default 20)")
+    fit.add_argument("--n-groups", type=int, default=4, metavar="G",
+                     help="g, the number of local groups of rows, found by k-means on the "
+                          "features (default 4)")
+    fit.add_argument("--lam2", type=float, default=4.0,
+                     help="lambda2, weight of the ridge penalty on U, V and W; larger values "
+                          "shrink the scores and can wipe out rare labels (default 4)")
+    fit.add_argument("--lam3", type=float, default=1e-3,
+                     help="lambda3, weight of the global label-correlation term (default "
+                          "1e-3)")
+    fit.add_argument("--lam4", type=float, default=1e-3,
+                     help="lambda4, weight of the local (per-group) label-correlation terms "
+                          "(default 1e-3)")
     fit.add_argument("--fit-intercept", action="store_true",
                      help="add a constant feature (not in the paper's model)")
+    fit.add_argument("--max-iter", type=int, default=30, metavar="N",
+                     help="most outer iterations of the alternating minimization (default "
+                          "30)")
+    fit.add_argument("--tol", type=float, default=1e-4,
+                     help="stop when an outer iteration lowers the objective by less than "
+                          "this fraction (default 1e-4)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.add_argument("--force", action="store_true", help="replace an existing model file")
+    fit.add_argument("--verbose", "-v", action="store_true",
+                     help="print the objective after every round of the fit")
     fit.set_defaults(run=_fit)
 
     predict = commands.add_parser(
         "predict", help="write a model's scores or labels for a data file to CSV",
         description="Score the rows of a data file with a saved model and write one CSV row "
-                    "per sample, one column per label (header: the label names).")
+                    "per sample, one column per label (header: the label names). The file "
+                    "needs no labels: an ARFF file without the label attributes (or with "
+                    "MEKA '-C 0'), a .mat file with 'data' only, or an svmlight file whose "
+                    "lines start with a space; labels it has are ignored.")
     predict.add_argument("model", help="model saved by 'glocal fit'")
     predict.add_argument("data", help="data file")
     predict.add_argument("--out", required=True, help="CSV file to write")
     predict.add_argument("--labels", action="store_true",
                          help="write {0,1} labels (the sign of the scores) instead of scores")
-    predict.add_argument("--xml", help="Mulan XML naming the labels (default: beside the ARFF)")
+    predict.add_argument("--xml", help=xml_help)
     predict.add_argument("--split", choices=("train", "test", "all"),
                          help=split_help.format("test"))
     predict.add_argument("--force", action="store_true", help="replace an existing CSV")
@@ -148,10 +187,11 @@ def build_parser():
         "evaluate", help="print a model's ranking measures on a data file",
         description="Print the paper's measures (Rkl, Auc, Cvg, Ap) and the per-label AUC of "
                     "a saved model on a data file; rows without a positive label are "
-                    "dropped, as in the paper.")
+                    "dropped, as in the paper. Warns when the rows are those the model was "
+                    "fitted on.")
     evaluate.add_argument("model", help="model saved by 'glocal fit'")
     evaluate.add_argument("data", help="data file")
-    evaluate.add_argument("--xml", help="Mulan XML naming the labels (default: beside the ARFF)")
+    evaluate.add_argument("--xml", help=xml_help)
     evaluate.add_argument("--split", choices=("train", "test", "all"),
                           help=split_help.format("test"))
     evaluate.add_argument("--keep-unlabeled", action="store_true",
@@ -167,7 +207,8 @@ def build_parser():
                     "observed fraction rho (measure_vs_rho.png).")
     plot.add_argument("--model", help="model saved by 'glocal fit'")
     plot.add_argument("--results", help="results.csv written by 'glocal reproduce'")
-    plot.add_argument("--out", required=True, help="directory for the figures")
+    plot.add_argument("--out", required=True,
+                      help="directory for the figures (created if missing)")
     plot.add_argument("--force", action="store_true", help="replace existing figures")
     plot.set_defaults(run=_plot)
     return parser
@@ -176,6 +217,8 @@ def build_parser():
 def _reproduce(args):
     from .reproduce import run_reproduction
 
+    # results.csv is written after the first run, which can take minutes: refuse now.
+    check_output(Path(args.out) / "results.csv", overwrite=True)
     try:
         run_reproduction(
             datasets=_names(args.datasets), methods=_names(args.methods),
@@ -191,13 +234,18 @@ def _reproduce(args):
     return 0
 
 
-def _load_data(path, xml, split, default):
+def _load_data(path, args, default, model=None):
     """A data file's rows of one split: "train", "test" or "all" (default: ``default`` when
-    the file has a predefined split, else all rows)."""
+    the file has a predefined split, else all rows). With a saved ``model``, files without
+    labels are accepted and svmlight files take the model's numbers of features and labels."""
     from .datasets import load
 
-    data = load(path, xml=xml)
-    split = split or (default if "train_idx" in data else "all")
+    shape = {}
+    if model is not None:
+        shape = dict(unlabeled=True, n_features=model["model"].n_features_in_,
+                     n_labels=len(model["label_names"]))
+    data = load(path, xml=args.xml, **shape)
+    split = args.split or (default if "train_idx" in data else "all")
     if split != "all":
         if f"{split}_idx" not in data:
             raise ValueError(f"{path} has no predefined {split} split; use --split all")
@@ -206,23 +254,34 @@ def _load_data(path, xml, split, default):
     return data
 
 
+def _output(path, args):
+    check_output(path, overwrite=args.force, hint="use --force to replace it")
+
+
 def _fit(args):
     import joblib
 
     from . import GLOCAL
-    from ._io import atomic_output
 
-    data = _load_data(args.data, args.xml, args.split, "train")
+    _output(args.model, args)
+    data = _load_data(args.data, args, "train")
+    (n, d), l = data.X.shape, data.Y.shape[1]
+    if args.verbose:
+        print(f"fitting GLOCAL to {n} rows x {d} features, {l} labels of {args.data}",
+              flush=True)
     model = GLOCAL(n_latent=args.n_latent, n_groups=args.n_groups, lam2=args.lam2,
                    lam3=args.lam3, lam4=args.lam4, fit_intercept=args.fit_intercept,
-                   random_state=args.seed).fit(data.X, data.Y)
+                   max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
+                   verbose=int(args.verbose))
+    with _label_names_in_warnings(data.label_names):
+        model.fit(data.X, data.Y)
     saved = {"model": model, "label_names": list(data.label_names),
-             "feature_names": list(data.feature_names)}
+             "feature_names": list(data.feature_names), "training_rows": _row_digests(data.X)}
     with atomic_output(args.model, overwrite=args.force, binary=True) as file:
         joblib.dump(saved, file)
-    print(f"fitted GLOCAL on {data.X.shape[0]} rows of {args.data} (objective "
-          f"{model.objective_history_[-1]:.6g} after {model.n_iter_} outer iterations) and "
-          f"saved it to {args.model}")
+    print(f"fitted GLOCAL on {n} rows of {args.data} (objective "
+          f"{model.objective_history_[-1]:.6g} after {_count(model.n_iter_, 'outer iteration')}"
+          f") and saved it to {args.model}")
     return 0
 
 
@@ -230,27 +289,39 @@ def _read_model(path):
     """What 'glocal fit' saved: the model with its label and feature names."""
     import joblib
 
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"'{path}' is a directory, not a model saved by 'glocal fit'")
     try:
         saved = joblib.load(path)
         saved["model"], saved["label_names"]
-    except FileNotFoundError:
+    except (FileNotFoundError, PermissionError):
         raise
-    except Exception as exc:  # joblib raises many kinds for a file that is not a model
-        raise ValueError(f"{path} is not a model saved by 'glocal fit' ({exc})") from None
+    except Exception:  # unpickling another file raises anything, MemoryError included
+        raise ValueError(f"'{path}' is not a model saved by 'glocal fit'") from None
     return saved
 
 
-def _load_model(path, data):
-    """The saved model, checked against the data it is about to score."""
-    saved = _read_model(path)
-    model, label_names = saved["model"], saved["label_names"]
+def _check_data(saved, data, path):
+    """Refuse data the saved model was not fitted for."""
+    model, labels = saved["model"], saved["label_names"]
     if data.X.shape[1] != model.n_features_in_:
-        raise ValueError(f"the model has {model.n_features_in_} features but the data has "
-                         f"{data.X.shape[1]}: it was fitted on other data")
-    if list(data.label_names) != label_names:
-        raise ValueError("the model's labels differ from the data's: it was fitted on "
+        hint = "" if data.Y.shape[1] else " (if the file has labels, name them with --xml)"
+        raise ValueError(f"the model has {model.n_features_in_} features but {path} has "
+                         f"{data.X.shape[1]}: it was fitted on other data{hint}")
+    features = saved.get("feature_names")
+    if features and not _generated(features) and not _generated(data.feature_names):
+        differ = [name for name, own in zip(data.feature_names, features) if name != own]
+        if differ:
+            raise ValueError(f"{path}: features differ from the model's, e.g. "
+                             f"'{differ[0]}' (a label not named by --xml?)")
+    if data.Y.shape[1] and list(data.label_names) != labels:
+        raise ValueError(f"{path}: its labels differ from the model's: it was fitted on "
                          "other data")
-    return model
+
+
+def _generated(names):
+    """Whether names are those made up for formats without names (x0, y0 or 0, ...)."""
+    return all(name in (f"x{i}", f"y{i}", str(i)) for i, name in enumerate(names))
 
 
 def _predict(args):
@@ -258,17 +329,19 @@ def _predict(args):
 
     import numpy as np
 
-    from ._io import atomic_output
-
-    data = _load_data(args.data, args.xml, args.split, "test")
-    model = _load_model(args.model, data)
+    _output(args.out, args)
+    saved = _read_model(args.model)
+    data = _load_data(args.data, args, "test", model=saved)
+    _check_data(saved, data, args.data)
+    model = saved["model"]
     values = model.predict(data.X) if args.labels else model.decision_function(data.X)
     with atomic_output(args.out, overwrite=args.force) as file:
         writer = csv.writer(file, lineterminator="\n")
-        writer.writerow(data.label_names)
+        writer.writerow(saved["label_names"])
         writer.writerows(np.asarray(values).tolist())
     kind = "labels" if args.labels else "scores"
-    print(f"wrote {kind} of {values.shape[0]} rows x {values.shape[1]} labels to {args.out}")
+    print(f"wrote {kind} of {_count(values.shape[0], 'row')} x "
+          f"{_count(values.shape[1], 'label')} to {args.out}")
     return 0
 
 
@@ -277,18 +350,55 @@ def _evaluate(args):
 
     from .metrics import PAPER_NAMES, evaluate
 
-    data = _load_data(args.data, args.xml, args.split, "test")
-    model = _load_model(args.model, data)
-    Y, X = data.Y, data.X
+    saved = _read_model(args.model)
+    data = _load_data(args.data, args, "test", model=saved)
+    _check_data(saved, data, args.data)
+    X, Y = data.X, data.Y
+    if not Y.shape[1]:
+        raise ValueError(f"{args.data} has no labels to evaluate against; 'glocal predict' "
+                         "scores it")
+    n_rows, dropped = X.shape[0], ""
     if not args.keep_unlabeled:  # as the paper does
         keep = np.asarray(Y.sum(axis=1)).ravel() > 0
         X, Y = X[keep], Y[keep]
-    scores = evaluate(Y, model.decision_function(X))
-    print(f"{X.shape[0]} rows of {args.data}")
+        dropped = (f"; dropped {_count(n_rows - X.shape[0], 'row')} without a positive "
+                   "label (--keep-unlabeled keeps them)")
+        if not X.shape[0]:
+            raise ValueError(f"no row of {args.data} has a positive label")
+    if "training_rows" in saved:
+        seen = int(np.isin(_row_digests(X), saved["training_rows"]).sum())
+        if seen:
+            warnings.warn(f"{seen} of the {X.shape[0]} rows scored are rows the model was "
+                          "fitted on: these are training scores, higher than on new data")
+    scores = evaluate(Y, saved["model"].decision_function(X))
+    print(f"{_count(X.shape[0], 'row')} of {args.data}{dropped}")
     for short, name in PAPER_NAMES.items():
         print(f"{short:<4}{name:<20}{scores[name]:.4f}")
     print(f"    {'label_auc':<20}{scores['label_auc']:.4f}")
     return 0
+
+
+def _row_digests(X):
+    """A 64-bit digest of every row's nonzero entries (dense and sparse rows alike), to tell
+    later whether scored rows were training rows."""
+    import hashlib
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    digests = np.empty(X.shape[0], dtype=np.uint64)
+    for i in range(X.shape[0]):
+        row = slice(X.indptr[i], X.indptr[i + 1])
+        key = X.indices[row].astype(np.int64).tobytes() + X.data[row].tobytes()
+        digests[i] = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+    return digests
+
+
+def _count(n, noun):
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _names(text):
@@ -315,13 +425,16 @@ def _fraction(text):
 
 
 def _plot(args):
-    from .plotting import plot_convergence, plot_correlations, plot_measure_vs_observed
-
     if not (args.model or args.results):
         raise ValueError("nothing to plot: give a model (--model) or reproduce results "
                          "(--results)")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    names = (["correlations.png", "convergence.png"] if args.model else []) + (
+        ["measure_vs_rho.png"] if args.results else [])
+    for name in names:
+        _output(out / name, args)
+    from .plotting import plot_convergence, plot_correlations, plot_measure_vs_observed
+
     figures = []  # (file name, function drawing it to a path)
     if args.model:
         saved = _read_model(args.model)
@@ -342,16 +455,76 @@ def _plot(args):
     return 0
 
 
+@contextmanager
+def _label_names_in_warnings(label_names):
+    """Name labels in the estimator's warnings ("labels [0, 3] ...", see
+    glocal._validation) when the data file names them."""
+    def named(match):
+        indices = [int(i) for i in match.group(1).split(",")]
+        return "labels " + ", ".join(repr(label_names[i]) for i in indices)
+
+    show = warnings.showwarning
+
+    def rename(message, category, *rest):
+        text = re.sub(r"labels \[(\d+(?:, \d+)*)\]", named, str(message))
+        show(text, category, *rest)
+
+    if _generated(label_names):
+        yield
+        return
+    warnings.showwarning = rename
+    try:
+        yield
+    finally:
+        warnings.showwarning = show
+
+
+@contextmanager
+def _one_line_warnings(command):
+    """Print each distinct warning once, as one line without Python's source line (a
+    reproduction repeats the same warning for every fit and fold)."""
+    shown = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            print(f"glocal {command}: warning: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
+def _error(exc):
+    """One line for an error the user can fix, without the exception's class or errno."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror + (f": '{exc.filename}'" if exc.filename else "")
+    else:
+        text = str(exc)
+    return " ".join(text.split())
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
-    except (FileNotFoundError, FileExistsError, ValueError) as exc:
-        # Missing files, outputs that exist, unknown formats, mismatched models: one line,
-        # no traceback.
-        message = " ".join(str(exc).split())
-        print(f"glocal {args.command}: error: {message}", file=sys.stderr)
+        with _one_line_warnings(args.command):
+            code = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            # The reader stopped (`glocal evaluate ... | head -1`): stop quietly, like a
+            # tool killed by SIGPIPE, and keep Python from flushing into the pipe at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
+        # Missing or unwritable files, outputs that exist, unknown formats, mismatched
+        # models: one line, no traceback.
+        print(f"glocal {args.command}: error: {_error(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"glocal {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

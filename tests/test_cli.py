@@ -1,6 +1,13 @@
 """The `glocal` command: demo, reproduce, fit, predict and evaluate."""
 
 import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,7 +107,7 @@ def test_outputs_are_never_overwritten_without_force(files, capsys):
     ("missing data", "No such dataset file"),
     ("unknown format", "unknown extension"),
     ("not a model", "is not a model saved by 'glocal fit'"),
-    ("other features", "the model has 6 features but the data has 4"),
+    ("other features", "8 features, more than the 6 expected"),
 ])
 def test_errors_are_one_line(files, capsys, case, message):
     tmp, train, test = files
@@ -116,8 +123,8 @@ def test_errors_are_one_line(files, capsys, case, message):
         (tmp / "junk.joblib").write_text("not a pickle")
         args = ["evaluate", str(tmp / "junk.joblib"), str(test)]
     else:
-        _svmlight(tmp / "narrow.svm", 2, d=4)
-        args = ["evaluate", str(model), str(tmp / "narrow.svm")]
+        _svmlight(tmp / "wide.svm", 2, d=8)
+        args = ["evaluate", str(model), str(tmp / "wide.svm")]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err, err
@@ -148,3 +155,255 @@ def test_help(command, capsys):
         main([command, "--help"])
     assert exit_info.value.code == 0
     assert "usage: glocal " + command in capsys.readouterr().out
+
+
+# --- as a user runs it: a separate process, one line on stderr, exit code 2 ------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _glocal(*args, **kwargs):
+    """Run `python -m glocal ARGS` in a new process (this checkout's package)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "glocal", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=300, check=False, **kwargs)
+
+
+def _one_line_error(result, *fragments):
+    err = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(err) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert err[0].startswith("glocal ") and ": error: " in err[0]
+    for fragment in fragments:
+        assert fragment in err[0], err[0]
+    return err[0]
+
+
+ARFF = """@relation '{relation}'
+{labels}@attribute f1 numeric
+@attribute f2 numeric
+@attribute f3 numeric
+@attribute f4 numeric
+@data
+{rows}
+"""
+
+
+def _arff(path, X, Y=None, relation="data"):
+    """A dense ARFF file: MEKA labels a, b, c first (-C 3), or no labels without Y."""
+    labels = "" if Y is None else "".join(f"@attribute {name} {{0,1}}\n" for name in "abc")
+    rows = [",".join(([] if Y is None else [str(int(v)) for v in Y[i]])
+                     + [f"{v:.4f}" for v in X[i]]) for i in range(len(X))]
+    if Y is not None:
+        relation += ": -C 3"
+    path.write_text(ARFF.format(relation=relation, labels=labels, rows="\n".join(rows)))
+
+
+@pytest.fixture(scope="module")
+def arff_model(tmp_path_factory):
+    """A model fitted on a MEKA ARFF file with labels a, b, c, and new data without them."""
+    tmp = tmp_path_factory.mktemp("arff")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4)) + 1
+    Y = (X[:, :3] > 1).astype(int)
+    _arff(tmp / "train.arff", X, Y)
+    assert main(["fit", str(tmp / "train.arff"), "--model", str(tmp / "m.joblib"),
+                 "--n-latent", "2"]) == 0
+    return tmp
+
+
+def test_predict_on_arff_without_labels(arff_model, capsys):
+    tmp = arff_model
+    X = np.random.default_rng(1).standard_normal((7, 4))
+    _arff(tmp / "new.arff", X, relation="new: -C 0")
+    result = _glocal("predict", tmp / "m.joblib", tmp / "new.arff", "--out", tmp / "new.csv")
+    assert result.returncode == 0 and not result.stderr, result.stderr
+    rows = list(csv.reader((tmp / "new.csv").open()))
+    assert rows[0] == ["a", "b", "c"] and len(rows) == 8
+    # Without -C and without an XML file, every attribute is a feature: the same scores.
+    _arff(tmp / "plain.arff", X, relation="new")
+    assert main(["predict", str(tmp / "m.joblib"), str(tmp / "plain.arff"), "--out",
+                 str(tmp / "plain.csv")]) == 0
+    assert (tmp / "plain.csv").read_text() == (tmp / "new.csv").read_text()
+    # Scoring needs labels: a one-line error, not a crash.
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp / "m.joblib"), str(tmp / "new.arff")]) == 2
+    assert capsys.readouterr().err.strip().endswith("has no labels to evaluate against; "
+                                                    "'glocal predict' scores it")
+
+
+def test_predict_on_svmlight_without_labels(files):
+    tmp, train, test = files
+    assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), "--n-latent", "2"]) == 0
+    X = np.random.default_rng(3).standard_normal((5, 6))
+    X[:, 5] = 0  # the highest feature absent: the file alone does not tell there are 6
+    (tmp / "new.svm").write_text("".join(
+        " " + " ".join(f"{j + 1}:{v:.3f}" for j, v in enumerate(row) if v) + "\n" for row in X))
+    assert main(["predict", str(tmp / "m.joblib"), str(tmp / "new.svm"), "--out",
+                 str(tmp / "s.csv")]) == 0
+    rows = list(csv.reader((tmp / "s.csv").open()))
+    assert rows[0] == ["0", "1", "2"] and len(rows) == 6
+
+
+@contextmanager
+def _unwritable(folder):
+    """A folder nobody can create files in, root included (root ignores permission bits)."""
+    folder.mkdir(exist_ok=True)
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None or subprocess.run(
+                ["chattr", "+i", str(folder)], capture_output=True).returncode:
+            pytest.skip("cannot make a folder unwritable for root here")
+        try:
+            yield folder
+        finally:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)
+
+
+def test_unwritable_outputs_are_one_line_errors(files):
+    tmp, train, test = files
+    model = tmp / "m.joblib"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    with _unwritable(tmp / "locked") as locked:
+        for args in (["fit", train, "--model", locked / "m.joblib"],
+                     ["predict", model, test, "--out", locked / "s.csv"],
+                     ["plot", "--model", model, "--out", locked],
+                     ["reproduce", "--quick", "--datasets", "synthetic", "--out", locked]):
+            line = _one_line_error(_glocal(*args), "cannot write", str(locked))
+            assert ".tmp" not in line
+        assert not list(locked.iterdir())
+
+
+def test_outputs_that_are_directories_or_below_files(files):
+    tmp, train, test = files
+    model = tmp / "m.joblib"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    (tmp / "folder").mkdir()
+    (tmp / "afile").write_text("")
+    _one_line_error(_glocal("predict", model, test, "--out", tmp / "folder", "--force"),
+                    "is a directory")
+    _one_line_error(_glocal("fit", train, "--model", tmp / "folder", "--force"),
+                    "is a directory")
+    for args in (["fit", train, "--model", tmp / "afile" / "sub" / "m.joblib"],
+                 ["predict", model, test, "--out", tmp / "afile" / "s.csv"],
+                 ["plot", "--model", model, "--out", tmp / "afile"]):
+        _one_line_error(_glocal(*args), "is a file, not a directory")
+    _one_line_error(_glocal("evaluate", tmp / "folder", test), "is a directory")
+
+
+def test_missing_output_folders_are_created_by_every_command(files):
+    tmp, train, test = files
+    model = tmp / "new" / "models" / "m.joblib"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["predict", str(model), str(test), "--out",
+                 str(tmp / "new" / "scores" / "s.csv")]) == 0
+    assert main(["plot", "--model", str(model), "--out", str(tmp / "new" / "figures")]) == 0
+    assert (tmp / "new" / "scores" / "s.csv").is_file()
+    assert (tmp / "new" / "figures" / "convergence.png").is_file()
+
+
+def test_existing_output_is_refused_before_any_work(files):
+    tmp, train, test = files
+    (tmp / "m.joblib").write_text("mine")
+    # The data file does not exist: the refusal comes first, so nothing was loaded or fitted.
+    _one_line_error(_glocal("fit", tmp / "nope.svm", "--model", tmp / "m.joblib"),
+                    "exists", "use --force")
+    assert (tmp / "m.joblib").read_text() == "mine"
+
+
+def test_not_a_model_and_missing_xml_speak_command_line(files):
+    tmp, train, test = files
+    (tmp / "junk.joblib").write_bytes(b"\x80\x04\x95 not really a pickle")
+    line = _one_line_error(_glocal("evaluate", tmp / "junk.joblib", test),
+                           "is not a model saved by 'glocal fit'")
+    assert "Memo" not in line
+    _arff(tmp / "plain.arff", np.ones((3, 4)), relation="plain")
+    _one_line_error(_glocal("fit", tmp / "plain.arff", "--model", tmp / "x.joblib"),
+                    "--xml")
+
+
+def test_ctrl_c_during_fit_is_one_line(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 100))
+    Y = (X @ rng.standard_normal((100, 30)) > 1).astype(int)
+    dump_svmlight_file(X, Y, str(tmp_path / "big.svm"), multilabel=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "glocal", "fit", str(tmp_path / "big.svm"), "--model",
+         str(tmp_path / "m.joblib"), "--verbose", "--tol", "0", "--max-iter", "100000"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in process.stdout:  # wait until the fit is under way
+            if "main iteration 1:" in line:
+                break
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines() == ["glocal fit: interrupted"]
+    assert list(tmp_path.iterdir()) == [tmp_path / "big.svm"]
+
+
+def test_a_closed_pipe_ends_quietly(files):
+    tmp, train, test = files
+    assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), "--n-latent", "2"]) == 0
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # `glocal evaluate ... | true`: the reader is gone before anything is written.
+    process = subprocess.Popen([sys.executable, "-m", "glocal", "evaluate",
+                                str(tmp / "m.joblib"), str(test)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141
+    assert err == ""
+
+
+def test_evaluate_says_what_it_scored(files, capsys):
+    from glocal.datasets import load
+
+    tmp, train, test = files
+    assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), "--n-latent", "2"]) == 0
+    n_unlabeled = int((load(test).Y.sum(axis=1) == 0).sum())
+    assert n_unlabeled > 0
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp / "m.joblib"), str(test)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and f"dropped {n_unlabeled} rows" in out.splitlines()[0]
+    # On the training file: the scores are said to be training scores.
+    assert main(["evaluate", str(tmp / "m.joblib"), str(train)]) == 0
+    (warning,) = capsys.readouterr().err.strip().splitlines()
+    assert warning.startswith("glocal evaluate: warning: ") and "fitted on" in warning
+
+
+def test_fit_progress_grammar_and_label_warnings(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 4)) + 1
+    Y = (X[:, :3] > 1).astype(int)
+    Y[:, 2] = 0  # label c is never positive
+    _arff(tmp_path / "train.arff", X, Y)
+    assert main(["fit", str(tmp_path / "train.arff"), "--model", str(tmp_path / "m.joblib"),
+                 "--n-latent", "2", "--max-iter", "1", "--verbose"]) == 0
+    out, err = capsys.readouterr()
+    assert "fitting GLOCAL to 40 rows x 4 features, 3 labels" in out
+    assert "[GLOCAL] main iteration 1:" in out and "after 1 outer iteration)" in out
+    (warning,) = err.strip().splitlines()  # once, one line, no source line
+    assert warning.startswith("glocal fit: warning: labels 'c' are never positive")
+
+
+def test_version_and_help_without_scikit_learn():
+    result = _glocal("--version")
+    assert result.returncode == 0 and result.stdout.startswith("glocal ")
+    probe = ("import sys\nfrom glocal.cli import main\n"
+             "for command in (['--help'], ['fit', '--help'], ['reproduce', '--help']):\n"
+             "    try:\n        main(command)\n    except SystemExit:\n        pass\n"
+             "print('sklearn' in sys.modules, 'numpy' in sys.modules, file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
+    assert result.stderr.split() == ["False", "False"]
+    assert "default 1" in result.stdout and "number of latent labels" in result.stdout

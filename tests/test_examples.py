@@ -1,4 +1,5 @@
-"""Every script in examples/ runs without arguments and writes its figures."""
+"""Every script in examples/ (and the tutorials in examples/tutorials/) runs without
+arguments, passes its own checks and writes its figures."""
 
 import os
 import subprocess
@@ -23,6 +24,15 @@ EXAMPLES = {
         [f"enron_sensitivity_{p}.png" for p in ("g", "lam3", "lam4", "k", "lam2")], "enron"),
 }
 
+# The tutorial series: each step asserts what it teaches and writes one figure.
+TUTORIALS = {
+    "plot_1_euclidean_blocks.py": "tutorial_euclidean_blocks.png",
+    "plot_2_unit_rows.py": "tutorial_unit_rows.png",
+    "plot_3_optimizers.py": "tutorial_optimizers.png",
+    "plot_4_preconditioning.py": "tutorial_preconditioning.png",
+    "plot_5_your_own_block.py": "tutorial_your_own_block.png",
+}
+
 
 def _run(script, tmp_path, **env):
     environment = {**os.environ, "MPLBACKEND": "Agg", "GLOCAL_EXAMPLES_OUT": str(tmp_path),
@@ -35,6 +45,14 @@ def _run(script, tmp_path, **env):
 
 def test_every_example_is_listed():
     assert sorted(p.name for p in EXAMPLES_DIR.glob("*.py")) == sorted(EXAMPLES)
+    assert sorted(p.name for p in (EXAMPLES_DIR / "tutorials").glob("*.py")) == sorted(TUTORIALS)
+
+
+@pytest.mark.parametrize("script", sorted(TUTORIALS))
+def test_tutorial_runs_its_checks(script, tmp_path):
+    result = _run(f"tutorials/{script}", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == [TUTORIALS[script]]
 
 
 @pytest.mark.parametrize("script", sorted(EXAMPLES))

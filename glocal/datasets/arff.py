@@ -49,7 +49,7 @@ class _Arff(NamedTuple):
     values: object  # float ndarray, or COO matrix for sparse rows; nominals as positions
 
 
-def load_arff(paths, xml=None):
+def load_arff(paths, xml=None, unlabeled=False):
     """Load a multi-label ARFF file, or the training and test files of a split, stacked.
 
     Parameters
@@ -59,6 +59,10 @@ def load_arff(paths, xml=None):
     xml : path-like, default=None
         Mulan label XML. By default ``<name>.xml`` beside the first file if it exists,
         else the MEKA ``-C N`` option of ``@relation``.
+    unlabeled : bool, default=False
+        Accept a file without labels: none of the XML's labels among its attributes, MEKA
+        ``-C 0``, or neither an XML file nor ``-C N`` (then every attribute is a feature).
+        ``Y`` then has no columns.
 
     Returns
     -------
@@ -83,7 +87,7 @@ def load_arff(paths, xml=None):
     for path, part in zip(paths[1:], parts[1:]):
         if part.names != first.names or part.types != first.types:
             raise ValueError(f"{path}: its attributes differ from those of {paths[0]}")
-    labels = _label_columns(first, paths[0], xml)
+    labels = _label_columns(first, paths[0], xml, unlabeled)
 
     sizes = [part.values.shape[0] for part in parts]
     if any(sp.issparse(part.values) for part in parts):
@@ -187,8 +191,8 @@ def _to_matrix(data, types, n_rows, sparse):
     return values.astype(float)
 
 
-def _label_columns(parsed, path, xml):
-    """Indices of the label attributes, in attribute order."""
+def _label_columns(parsed, path, xml, unlabeled):
+    """Indices of the label attributes, in attribute order (none for unlabeled data)."""
     default = _default_xml(path)
     if xml is None and default.is_file():
         xml = default
@@ -199,6 +203,8 @@ def _label_columns(parsed, path, xml):
         position = {name: j for j, name in enumerate(parsed.names)}
         labels = _mulan_labels(xml)
         missing = [name for name in labels if name not in position]
+        if unlabeled and len(missing) == len(labels):
+            return []
         if missing:
             shown = ", ".join(repr(name) for name in missing[:5])
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
@@ -209,12 +215,16 @@ def _label_columns(parsed, path, xml):
 
     meka = _MEKA_LABELS.search(parsed.relation)
     if meka is None:
+        if unlabeled:
+            return []
         raise ValueError(
             f"{path}: cannot tell which attributes are labels: the Mulan label XML "
             f"'{default}' was not found and @relation has no MEKA '-C N' option; "
-            "pass the XML file with xml=..."
+            "name the XML file (xml= in Python, --xml on the command line)"
         )
     n_labels, n_attributes = int(meka.group(1)), len(parsed.names)
+    if unlabeled and n_labels == 0:
+        return []
     if not 0 < abs(n_labels) < n_attributes:
         raise ValueError(
             f"{path}: MEKA option '-C {n_labels}' does not fit {n_attributes} attributes"

@@ -17,7 +17,7 @@ _PART_ORDER = {"train": 0, None: 1, "test": 2}
 _HINT = "pass data_dir=... or set the GLOCAL_DATA environment variable to the data directory"
 
 
-def load(path, xml=None):
+def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None):
     """Load a multi-label dataset from a file or a dataset directory.
 
     Parameters
@@ -30,19 +30,32 @@ def load(path, xml=None):
     xml : path-like, default=None
         Mulan label XML of an ARFF file; by default ``<name>.xml`` beside it, where
         ``name`` is the file stem without ``-train``/``-test``.
+    unlabeled : bool, default=False
+        Accept a file without labels (new data to predict on); ``Y`` then has no columns.
+        Such a file is: an ARFF file without any of the labels its XML names, with MEKA
+        ``-C 0``, or with neither an XML file nor ``-C`` (all attributes are features);
+        a ``.mat`` file with ``data`` and no ``target``; an svmlight file whose rows carry
+        no label (each line starts with a space, then ``index:value`` pairs). Off by
+        default, so that a forgotten XML file is an error rather than labels taken for
+        features.
+    n_features, n_labels : int, default=None
+        For svmlight files, which do not record them: the number of feature columns and
+        label columns (e.g. those of a fitted model), instead of the largest index present.
 
     Returns
     -------
-    Bunch
-        X : ndarray or CSR matrix of shape (n_samples, n_features)
-            float64; CSR when the file stores sparse rows.
-        Y : ndarray of shape (n_samples, n_labels)
-            int, 1 where the label is relevant, else 0.
-        feature_names, label_names : list of str
-            Generated (``x0``, ``y0``, ...) for formats without names.
-        name : str
-        train_idx, test_idx : ndarray of int
-            Only for a predefined split: its rows in X and Y (training rows first).
+    data : Bunch
+        With the attributes:
+
+        - ``X``: ndarray or CSR matrix of shape (n_samples, n_features), float64; CSR when
+          the file stores sparse rows.
+        - ``Y``: ndarray of shape (n_samples, n_labels), int, 1 where the label is relevant,
+          else 0; no columns for an unlabeled file.
+        - ``feature_names``, ``label_names``: lists of str, generated (``x0``, ``y0``, ...)
+          for formats without names.
+        - ``name``: str.
+        - ``train_idx``, ``test_idx``: ndarrays of int, only for a predefined split: its
+          rows in X and Y (training rows first).
 
     Raises
     ------
@@ -58,13 +71,13 @@ def load(path, xml=None):
         path = _dataset_in_directory(path)
     suffix = path.suffix.lower()
     if xml is not None and suffix != ".arff":
-        raise ValueError(f"{path}: xml= applies to ARFF files only")
+        raise ValueError(f"{path}: a label XML file applies to ARFF files only")
     if suffix == ".arff":
-        return load_arff(_with_test_part(path), xml=xml)
+        return load_arff(_with_test_part(path), xml=xml, unlabeled=unlabeled)
     if suffix == ".mat":
-        return load_mat(path)
+        return load_mat(path, unlabeled=unlabeled)
     if suffix in _SVMLIGHT:
-        return load_svmlight(_with_test_part(path))
+        return load_svmlight(_with_test_part(path), n_labels=n_labels, n_features=n_features)
     raise ValueError(
         f"{path}: unknown extension '{path.suffix}'; expected one of {', '.join(_EXTENSIONS)}"
     )

@@ -3,7 +3,8 @@
 Two variable layouts are recognised:
 
 * ``train_data``, ``train_target``, ``test_data``, ``test_target``: a predefined split;
-* ``data`` and ``target``.
+* ``data`` and ``target``;
+* ``data`` alone: a file without labels, read only when asked for (``unlabeled=True``).
 
 Data matrices are instances x features. Targets are either instances x labels or, as the
 MATLAB toolboxes store them, labels x instances; the orientation is the one under which
@@ -23,13 +24,15 @@ from ._base import dataset_bunch, default_names, split_stem
 _LAYOUTS = (("train_data", "train_target", "test_data", "test_target"), ("data", "target"))
 
 
-def load_mat(path):
+def load_mat(path, unlabeled=False):
     """Load a multi-label ``.mat`` file.
 
     Parameters
     ----------
     path : path-like
         File in one of the layouts described in the module docstring.
+    unlabeled : bool, default=False
+        Accept ``data`` without ``target``; ``Y`` then has no columns.
 
     Returns
     -------
@@ -48,7 +51,9 @@ def load_mat(path):
         contents = loadmat(path)
     except (MatReadError, ValueError, TypeError, NotImplementedError) as exc:
         raise ValueError(f"{path}: cannot read MATLAB file: {exc}") from exc
-    layout = next((keys for keys in _LAYOUTS if all(key in contents for key in keys)), None)
+    layouts = _LAYOUTS + ((("data", None),) if unlabeled else ())
+    layout = next((keys for keys in layouts if all(key in contents for key in keys if key)),
+                  None)
     if layout is None:
         found = sorted(key for key in contents if not key.startswith("__"))
         raise ValueError(
@@ -56,7 +61,8 @@ def load_mat(path):
             "'train_data', 'train_target', 'test_data' and 'test_target'"
         )
     datas = [_data(contents[key], path, key) for key in layout[0::2]]
-    targets = [contents[key] for key in layout[1::2]]
+    targets = [contents[key] if key else np.zeros((data.shape[0], 0))
+               for key, data in zip(layout[1::2], datas)]
     targets = [t.toarray() if sp.issparse(t) else np.atleast_2d(np.asarray(t)) for t in targets]
     targets = _orient(datas, targets, path)
     if len({data.shape[1] for data in datas}) > 1:

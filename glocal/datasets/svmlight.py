@@ -24,7 +24,7 @@ def load_svmlight(paths, n_labels=None, n_features=None):
     n_labels : int, default=None
         Number of labels; by default one more than the largest label present.
     n_features : int, default=None
-        Number of features; by default inferred from the files.
+        Number of features; by default inferred from the files (the largest index).
 
     Returns
     -------
@@ -38,19 +38,24 @@ def load_svmlight(paths, n_labels=None, n_features=None):
         If a file is malformed or a label is not an integer in ``[0, n_labels)``.
     """
     paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
+    shown = " / ".join(str(path) for path in paths)
     if not 1 <= len(paths) <= 2:
         raise ValueError(f"expected one svmlight file or a train/test pair, got {len(paths)} files")
     try:
         loaded = load_svmlight_files(
-            [str(path) for path in paths], n_features=n_features, dtype=np.float64, multilabel=True
+            [str(path) for path in paths], dtype=np.float64, multilabel=True
         )
     except ValueError as exc:
-        shown = " / ".join(str(path) for path in paths)
         raise ValueError(f"{shown}: malformed svmlight file: {exc}") from exc
     Xs, label_sets = loaded[0::2], loaded[1::2]
     Y = _indicator([labels for part in label_sets for labels in part], n_labels, paths)
 
     X = sp.vstack(Xs, format="csr")
+    if n_features is not None:
+        if X.shape[1] > n_features:
+            raise ValueError(f"{shown}: {X.shape[1]} features, more than the {n_features} "
+                             "expected")
+        X.resize(X.shape[0], n_features)  # the trailing features are zero in every row
     return dataset_bunch(
         X,
         Y,

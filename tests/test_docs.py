@@ -1,0 +1,146 @@
+"""The documentation builds with warnings as errors, documents every public name, and its
+gallery shows its figures in a real browser (headless Chromium).
+
+The build runs every example and tutorial (the real-data ones read $GLOCAL_DATA), so this
+test takes a minute or two; CI runs it (`.ci/run` installs the docs extra and chromium).
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from realdata import DATA_DIR, real
+
+REPO = Path(__file__).resolve().parents[1]
+IN_CI = os.environ.get("CI", "").lower() == "true"
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def _require(module):
+    if IN_CI:  # CI installs the docs extra: a missing package is a failure there
+        __import__(module)
+    return pytest.importorskip(module)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site built from a copy of docs/ and examples/ (the checkout stays clean)."""
+    for module in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme"):
+        _require(module)
+    for dataset in ("image", "enron"):  # the real-data examples
+        real(dataset)
+    root = tmp_path_factory.mktemp("docs")
+    ignore = shutil.ignore_patterns("_build", "auto_examples", "generated", "api.rst",
+                                    "__pycache__")
+    shutil.copytree(REPO / "docs", root / "docs", ignore=ignore)
+    shutil.copytree(REPO / "examples", root / "examples", ignore=ignore)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GLOCAL_DATA": str(DATA_DIR),
+           "MPLBACKEND": "Agg"}
+    html = root / "html"
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         str(root / "docs"), str(html)], env=env, capture_output=True, text=True,
+        timeout=900, check=False)
+    assert result.returncode == 0, result.stderr[-5000:]
+    return html
+
+
+def test_every_public_name_has_a_page(site):
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        from api_pages import MODULES, public_names
+    finally:
+        sys.path.remove(str(REPO / "docs"))
+    for module in MODULES:
+        names = public_names(module)
+        assert names, module
+        for name in names:
+            assert (site / "generated" / f"{module}.{name}.html").is_file(), (module, name)
+    # The equations, drawn at build time (matplotlib's mathtext): the site works offline.
+    model = (site / "model.html").read_text()
+    equations = re.findall(r'<img src="([^"]*mathmpl/[^"]+\.png)"', model)
+    assert len(equations) >= 8
+    assert all((site / source).is_file() for source in equations)
+
+
+def test_gallery_pages_have_their_figures(site):
+    examples = sorted((REPO / "examples").glob("*.py"))
+    tutorials = sorted((REPO / "examples" / "tutorials").glob("*.py"))
+    assert len(tutorials) >= 5
+    for script, folder in [(s, "") for s in examples] + [(s, "tutorials/") for s in tutorials]:
+        page = site / "auto_examples" / f"{folder}{script.stem}.html"
+        images = _figure_images(page)
+        assert images, f"{page.name} shows no figure"
+        for image in images:
+            pixels = _read_png(image)
+            assert pixels.shape[0] > 100 and pixels.std() > 0.01, image
+
+
+def _figure_images(page):
+    """The figure files a gallery page shows (sphinx-gallery names them sphx_glr_*)."""
+    sources = re.findall(r'<img[^>]+src="([^"]*sphx_glr_[^"]+\.png)"', page.read_text())
+    return [(page.parent / source).resolve() for source in sources
+            if "thumb" not in source]
+
+
+def _read_png(path):
+    from matplotlib.image import imread
+
+    return np.asarray(imread(path), dtype=float)[..., :3]
+
+
+def _browser():
+    for name in BROWSERS:
+        if shutil.which(name):
+            return shutil.which(name)
+    if IN_CI:
+        pytest.fail("no headless browser: .ci/run installs chromium")
+    pytest.skip("chromium is not installed")
+
+
+def _chromium(*args):
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run(
+            [_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+             "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
+             "--hide-scrollbars", "--virtual-time-budget=10000", *args],
+            capture_output=True, text=True, timeout=180, check=False)
+
+
+IMAGE_PROBE = """<script>
+window.addEventListener("load", () => {
+  const images = Array.from(document.images);
+  const drawn = images.filter(image => image.complete && image.naturalWidth > 0);
+  document.body.setAttribute("data-images", drawn.length + "/" + images.length);
+});
+</script>"""
+
+
+@pytest.mark.parametrize("page, n_images", [
+    ("auto_examples/index.html", 12),  # a thumbnail per example and tutorial
+    ("auto_examples/plot_quick_start.html", 2),
+    ("auto_examples/tutorials/plot_3_optimizers.html", 1)])
+def test_gallery_renders_in_a_browser(site, page, n_images, tmp_path):
+    # The browser says how many of the page's images it loaded and decoded.
+    path = site / page
+    probe = path.with_name(f"probe-{path.name}")
+    probe.write_text(path.read_text().replace("</body>", IMAGE_PROBE + "</body>"))
+    dom = _chromium("--dump-dom", probe.as_uri()).stdout
+    counts = dom.split('data-images="', 1)[1].split('"', 1)[0]
+    drawn, total = map(int, counts.split("/"))
+    assert total >= n_images and drawn == total, counts
+
+    screenshot = tmp_path / "page.png"
+    _chromium(f"--screenshot={screenshot}", "--window-size=1280,1600", path.as_uri())
+    pixels = _read_png(screenshot)
+    assert pixels.shape[:2] == (1600, 1280)
+    not_white = (pixels < 0.9).any(axis=-1).mean()
+    colored = (np.ptp(pixels, axis=-1) > 0.2).mean()  # figures: more than black on white
+    assert not_white > 0.03 and colored > 0.002, (not_white, colored)

@@ -36,13 +36,27 @@ class MultiLabelMixin(MultiOutputMixin):
         return (self.decision_function(X) > 0).astype(int)
 
     def score(self, X, Y):
-        """Average precision of the label ranking (the paper's Ap), higher is better.
+        """Average precision of each row's ranking of its observed labels (the paper's Ap).
 
-        Rows of Y without a positive label are skipped (see `glocal.metrics`).
+        Missing entries (NaN in Y) are left out of each row's ranking, so ``GridSearchCV``
+        and ``cross_val_score`` tune on data with missing labels; rows without an observed
+        positive are skipped. Without NaN this is `glocal.metrics.average_precision`. See
+        `glocal.metrics.observed_average_precision`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            1 positive, 0 negative, NaN missing.
+
+        Returns
+        -------
+        score : float
+            Higher is better.
         """
-        from .metrics import average_precision
+        from .metrics import observed_average_precision
 
-        return average_precision(Y, self.decision_function(X))
+        return observed_average_precision(Y, self.decision_function(X))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -160,6 +160,16 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         -------
         self
         """
+        self._fit(X, Y, groups)
+        return self
+
+    def _fit(self, X, Y, groups=None, initial_point=None):
+        """`fit`, optionally from a given point; returns the solver's `GlocalResult`.
+
+        ``initial_point`` (U, V, W, Z), W with the intercept row when ``fit_intercept``,
+        replaces the solver's initial point (`GLOCALCV` walks regularization paths this
+        way); the warm start and Algorithm 1 then run from it as usual.
+        """
         X, Y_signed, J = self._check_training_data(X, Y)
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
         n_samples = X.shape[0]
@@ -186,9 +196,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
         with threadpool_limits(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
-                                init_max_iter=self.init_max_iter, tol=self.tol,
-                                options=options, random_state=rng.randint(2**31 - 1),
-                                callback=self._report if self.verbose else None)
+                                init_max_iter=self.init_max_iter, tol=self.tol, options=options,
+                                random_state=rng.randint(2**31 - 1),
+                                callback=self._report if self.verbose else None,
+                                initial_point=initial_point)
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
@@ -206,7 +217,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.global_correlation_ = np.tensordot(data.group_fractions,
                                                 self.local_correlations_, axes=1)
         self.n_features_in_ = n_features
-        return self
+        return result
 
     def _manifold_weights(self):
         """(lam3, lam4) of the objective; the ablations switch one of them off."""

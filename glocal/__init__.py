@@ -6,7 +6,8 @@ scikit-learn estimator whose alternating blocks are pymanopt problems.
 
 from ._validation import from_signed_labels
 from .estimator import GLOCAL, GLObal, loCAL
+from .model_selection import GLOCALCV
 
 __version__ = "0.1.0"
 
-__all__ = ["GLOCAL", "GLObal", "loCAL", "from_signed_labels", "__version__"]
+__all__ = ["GLOCAL", "GLOCALCV", "GLObal", "loCAL", "from_signed_labels", "__version__"]

@@ -163,12 +163,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self._fit(X, Y, groups)
         return self
 
-    def _fit(self, X, Y, groups=None, initial_point=None):
+    def _fit(self, X, Y, groups=None, initial_point=None, kmeans_cache=None):
         """`fit`, optionally from a given point; returns the solver's `GlocalResult`.
 
         ``initial_point`` (U, V, W, Z), W with the intercept row when ``fit_intercept``,
         replaces the solver's initial point (`GLOCALCV` walks regularization paths this
-        way); the warm start and Algorithm 1 then run from it as usual.
+        way); the warm start and Algorithm 1 then run from it as usual. ``kmeans_cache``, a
+        dict shared by fits on the same X, keeps the k-means groups by (n_groups, seed).
         """
         X, Y_signed, J = self._check_training_data(X, Y)
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
@@ -180,7 +181,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             if self.n_groups > n_samples:
                 raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
                                  f"samples (n_samples={n_samples})")
-            groups = kmeans_groups(X, self.n_groups, random_state=rng.randint(2**31 - 1))
+            key = (self.n_groups, rng.randint(2**31 - 1))
+            cache = {} if kmeans_cache is None else kmeans_cache
+            if key not in cache:
+                cache[key] = kmeans_groups(X, *key)
+            groups = cache[key]
         else:
             groups = compact_group_ids(_validation.check_groups(groups, n_samples))
         clustering_time = time.perf_counter() - tic

@@ -15,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted
 from . import _validation
 from ._base import MultiLabelMixin
 from .estimator import GLOCAL
-from .groups import kmeans_groups
 from .metrics import observed_average_precision_scorer
 
 # The default search: with and without a per-label bias, two latent dimensions, and a
@@ -252,7 +251,7 @@ def _walk_fold(base, candidates, paths, X, Y, groups, train, test, scorer, path_
     n = len(candidates)
     scores, times, n_iter = np.empty(n), np.empty(n), np.empty(n)
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
-    shared_groups = {}  # k-means groups of this fold, by n_groups
+    kmeans_cache = {}  # k-means groups of this fold, shared by the settings
     for path in paths:
         previous = None
         for i in path:
@@ -260,9 +259,8 @@ def _walk_fold(base, candidates, paths, X, Y, groups, train, test, scorer, path_
             model = clone(base).set_params(**candidates[i])
             if path_tol is not None:
                 model.set_params(tol=path_tol)
-            fold_groups = (groups[train] if groups is not None
-                           else _fold_groups(shared_groups, model, X_train))
-            result = model._fit(X_train, Y_train, fold_groups, initial_point=previous)
+            result = model._fit(X_train, Y_train, None if groups is None else groups[train],
+                                initial_point=previous, kmeans_cache=kmeans_cache)
             previous = (result.U, result.V, result.W, result.Z) if path_param else None
             times[i] = time.perf_counter() - tic
             scores[i] = scorer(model, X_test, Y_test)
@@ -272,14 +270,3 @@ def _walk_fold(base, candidates, paths, X, Y, groups, train, test, scorer, path_
                       f"{scores[i]:.4f} ({times[i]:.2f} s, {model.n_init_iter_} + "
                       f"{model.n_iter_} iterations)", flush=True)
     return scores, times, n_iter
-
-
-def _fold_groups(cache, model, X):
-    """k-means groups of a training fold, as the model's own fit would find them (None when
-    there are too few rows: the model's fit then says so)."""
-    if model.n_groups > X.shape[0]:
-        return None
-    if model.n_groups not in cache:
-        seed = check_random_state(model.random_state).randint(2**31 - 1)
-        cache[model.n_groups] = kmeans_groups(X, model.n_groups, random_state=seed)
-    return cache[model.n_groups]

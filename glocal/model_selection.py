@@ -251,7 +251,7 @@ def _walk_fold(base, candidates, paths, X, Y, groups, train, test, scorer, path_
     n = len(candidates)
     scores, times, n_iter = np.empty(n), np.empty(n), np.empty(n)
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
-    kmeans_cache = {}  # k-means groups of this fold, shared by the settings
+    cache = {}  # k-means groups and feature moments of this fold, shared by the settings
     for path in paths:
         previous = None
         for i in path:
@@ -260,7 +260,7 @@ def _walk_fold(base, candidates, paths, X, Y, groups, train, test, scorer, path_
             if path_tol is not None:
                 model.set_params(tol=path_tol)
             result = model._fit(X_train, Y_train, None if groups is None else groups[train],
-                                initial_point=previous, kmeans_cache=kmeans_cache)
+                                initial_point=previous, cache=cache)
             previous = (result.U, result.V, result.W, result.Z) if path_param else None
             times[i] = time.perf_counter() - tic
             scores[i] = scorer(model, X_test, Y_test)

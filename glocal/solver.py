@@ -208,7 +208,8 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     times = {}
 
     tic = time.perf_counter()
-    data = obj.with_feature_grams(data)
+    if data.gram is None and data.group_grams is None:  # else given by the caller
+        data = obj.with_feature_grams(data)
     w_preconditioner = problems.WPreconditioner(data, options.max_dense_features)
     if initial_point is None:
         U, V, W, Z = _initial_point(data, n_latent, len(data.group_index), rng,

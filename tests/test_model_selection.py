@@ -87,8 +87,8 @@ class _Recording(GLOCAL):
 
     calls = []
 
-    def _fit(self, X, Y, groups=None, initial_point=None, kmeans_cache=None):
-        result = super()._fit(X, Y, groups, initial_point, kmeans_cache)
+    def _fit(self, X, Y, groups=None, initial_point=None, cache=None):
+        result = super()._fit(X, Y, groups, initial_point, cache)
         self.calls.append((self.fit_intercept, self.lam2, self.tol,
                            initial_point is not None))
         return result

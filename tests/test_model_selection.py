@@ -174,3 +174,13 @@ def test_bad_labels(data):
     X, Y = data
     with pytest.raises(ValueError, match="0, 1 or NaN"):
         GLOCALCV().fit(X, 2 * np.nan_to_num(Y))
+
+
+def test_given_groups_are_split_with_the_rows(data):
+    X, Y = data
+    groups = np.where(X[:, 0] > 0, "a", "b")
+    model = GLOCALCV(GLOCAL(n_latent=2, n_groups=5, random_state=0), {"lam2": [4.0, 1.0]},
+                     cv=2, random_state=0).fit(X, Y, groups)
+    assert model.best_estimator_.n_groups_ == 2  # the given groups, not k-means' five
+    with pytest.raises(ValueError, match="groups must give one group id per row"):
+        GLOCALCV(param_grid={"lam2": [1.0]}, cv=2).fit(X, Y, groups[:-1])

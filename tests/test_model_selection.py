@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from test_sklearn_compatibility import UNAVOIDABLE
 
 from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
@@ -184,3 +186,11 @@ def test_given_groups_are_split_with_the_rows(data):
     assert model.best_estimator_.n_groups_ == 2  # the given groups, not k-means' five
     with pytest.raises(ValueError, match="groups must give one group id per row"):
         GLOCALCV(param_grid={"lam2": [1.0]}, cv=2).fit(X, Y, groups[:-1])
+
+
+@parametrize_with_checks(
+    [GLOCALCV(GLOCAL(n_latent=2, n_groups=2, max_iter=3, init_max_iter=3), {"lam2": [1.0, 0.5]},
+              cv=2)],
+    expected_failed_checks=lambda estimator: UNAVOIDABLE, xfail_strict=True)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)  # the same unavoidable failures as every estimator (see that module)

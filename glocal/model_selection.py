@@ -39,9 +39,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     On each fold the first point of a path is fitted from GLOCAL's own initial point and
     every later one starts from the previous point's solution on the same fold (U, V, W and
     the Z_m: the same training rows, so V carries over as it is), then runs GLOCAL's warm
-    start (the basic model) and Algorithm 1 as usual. The k-means groups of a fold are
-    computed once and shared by all settings (GLOCAL with the same ``random_state`` would
-    find the same groups for every setting). Along the path the fits stop at ``path_tol``
+    start (the basic model) and Algorithm 1 as usual. The k-means groups of a fold and its
+    feature second moments (X^T X, per group too) are computed once and shared by all
+    settings (GLOCAL with the same ``random_state`` finds the same groups for every
+    setting, so this changes no result). Along the path the fits stop at ``path_tol``
     (looser than GLOCAL's ``tol`` by default); the final refit on all data is a plain
     ``estimator.set_params(**best_params_).fit(X, Y)``, from GLOCAL's own initial point at
     its own ``tol``, the same model ``GridSearchCV(refit=True)`` would return. The grid and
@@ -103,6 +104,22 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     refit_time_ : float
         Seconds spent refitting the best setting.
     n_features_in_ : int
+
+    See Also
+    --------
+    glocal.metrics.observed_average_precision_scorer : the scorer, for ``GridSearchCV``.
+
+    Examples
+    --------
+    >>> from glocal import GLOCAL, GLOCALCV
+    >>> from glocal.datasets import make_glocal_data
+    >>> from glocal.protocol import sample_observed
+    >>> data = make_glocal_data(random_state=0)
+    >>> Y = sample_observed(data.Y, 0.5, random_state=0)  # half the labels missing
+    >>> search = GLOCALCV(GLOCAL(n_latent=4), {"lam2": [4.0, 1.0]}, cv=3,
+    ...                   random_state=0).fit(data.X, Y)
+    >>> sorted(search.best_params_)
+    ['lam2']
     """
 
     _parameter_constraints = {

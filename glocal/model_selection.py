@@ -231,14 +231,16 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         mean = scores.mean(axis=0)
         results["mean_test_score"] = mean
         results["std_test_score"] = scores.std(axis=0)
-        # Rank 1 is the best; ties share the smallest rank, as in GridSearchCV.
-        results["rank_test_score"] = (np.searchsorted(np.sort(-mean), -mean) + 1).astype(np.int32)
+        # Rank 1 is the best; ties share the smallest rank and NaN (from a user's scorer)
+        # ranks last, as in GridSearchCV.
+        key = np.where(np.isnan(mean), np.inf, -mean)
+        results["rank_test_score"] = (np.searchsorted(np.sort(key), key) + 1).astype(np.int32)
         results["mean_fit_time"] = times.mean(axis=0)
         results["std_fit_time"] = times.std(axis=0)
         results["mean_n_iter"] = n_iter.mean(axis=0)
         self.cv_results_ = results
         self.n_splits_ = len(runs)
-        self.best_index_ = int(np.argmax(mean))
+        self.best_index_ = int(np.argmin(key))
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(mean[self.best_index_])
 

@@ -194,3 +194,16 @@ def test_given_groups_are_split_with_the_rows(data):
     expected_failed_checks=lambda estimator: UNAVOIDABLE, xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)  # the same unavoidable failures as every estimator (see that module)
+
+
+def test_a_nan_score_ranks_last(data):
+    X, Y = data
+
+    def scoring(estimator, X, Y):
+        return np.nan if estimator.lam2 == 4.0 else observed_average_precision_scorer(
+            estimator, X, Y)
+
+    model = GLOCALCV(GLOCAL(n_latent=2, random_state=0), {"lam2": [4.0, 1.0, 0.5]},
+                     scoring=scoring, cv=2, refit=False).fit(X, Y)
+    assert model.best_params_ != {"lam2": 4.0}
+    assert model.cv_results_["rank_test_score"][0] == 3

@@ -3,7 +3,8 @@
 The GLOCAL paper (Zhu, Kwok & Zhou, TKDE 2018, Sec. "Learning with Missing Labels") evaluates
 the methods that need full labels, BR and MLLOC, by first filling in the missing labels with
 MAXIDE (Xu, Jin & Zhou, NIPS 2013): MBR is MAXIDE + BR and MMLLOC is MAXIDE + MLLOC. Both are
-compositions of existing estimators through `TwoStage`.
+compositions of existing estimators through `TwoStage`. (Here `BR` and `MLLOC` also learn
+from the observed labels directly.)
 """
 
 import time

@@ -191,8 +191,8 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     initial_point : tuple (U, V, W, Z) of ndarray, optional
         Start from this point instead of `_initial_point` (e.g. a solution at nearby
         weights: a regularization path). V may be None: it is then W^T X; the rows of Z are
-        normalized. The warm start
-        still runs ``init_max_iter`` rounds from it (pass 0 to go straight to Algorithm 1).
+        normalized. The warm start still runs ``init_max_iter`` rounds from it (pass 0 to
+        go straight to Algorithm 1).
 
     Returns
     -------

@@ -207,3 +207,22 @@ def test_a_nan_score_ranks_last(data):
                      scoring=scoring, cv=2, refit=False).fit(X, Y)
     assert model.best_params_ != {"lam2": 4.0}
     assert model.cv_results_["rank_test_score"][0] == 3
+
+
+def test_solver_starts_from_a_given_point(make_problem):
+    """The warm-start hook of `glocal_fit`: from its own solution Algorithm 1 starts where
+    the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""
+    from glocal.solver import glocal_fit
+
+    data, _, _ = make_problem(seed=3)
+    first = glocal_fit(data, 3, random_state=0)
+    point = (first.U, first.V, first.W, first.Z)
+    again = glocal_fit(data, 3, init_max_iter=0, random_state=1, initial_point=point)
+    assert again.objective_history[0] == pytest.approx(first.objective_history[-1], rel=1e-10)
+    assert again.n_iter <= 2
+    assert np.all(np.diff(again.objective_history) <= 0)
+    from_w = glocal_fit(data, 3, init_max_iter=0, initial_point=(first.U, None, first.W,
+                                                                  first.Z))
+    assert from_w.objective_history[-1] <= from_w.objective_history[0]
+    with pytest.raises(ValueError, match=r"initial_point: U has shape \(6, 2\)"):
+        glocal_fit(data, 3, initial_point=(first.U[:, :2], first.V, first.W, first.Z))

@@ -84,7 +84,7 @@ def main():
               f"{average_precision(Y_test, model.decision_function(X_test)):.4f}")
     gap = np.abs(glocalcv.cv_results_["mean_test_score"] - grid_scores)
     print(f"per setting |CV Ap GLOCALCV - GridSearchCV|: median {np.median(gap):.4f}, "
-          f"max {gap.max():.4f}")
+          f"max {gap.max():.4f} at {grid.cv_results_['params'][int(np.argmax(gap))]}")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ cross-validation. With no ``scoring`` argument the search uses the estimator's o
 ``score``: the average precision of the label ranking (the paper's Ap).
 
 Hyperparameters of a pipeline step are addressed as ``<step>__<parameter>``. (With
-missing labels in Y, score by `glocal.protocol.observed_average_precision` instead, which
-ranks each row among its observed labels only.)
+missing labels (NaN) in Y, ``score`` ranks each row among its observed labels only; for
+GLOCAL itself, `glocal.GLOCALCV` searches faster.)
 
 Writes ``pipeline_gridsearch.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
 directory).

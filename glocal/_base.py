@@ -9,21 +9,16 @@ from . import _validation
 class MultiLabelMixin(MultiOutputMixin):
     """For estimators with ``decision_function(X)`` returning (n_samples, n_labels) scores."""
 
-    def _check_training_data(self, X, Y, missing_labels=True, warn=True):
+    def _check_training_data(self, X, Y, warn=True):
         """Validate the parameters and the data given to ``fit``.
 
         Returns X (sparse stays sparse), the signed labels (n_labels, n_samples) and the
-        observation mask (None when every entry is observed). An estimator that cannot learn
-        with missing labels passes ``missing_labels=False``: NaN in Y is then an error; one
-        that warns about degenerate labels itself passes ``warn=False``.
+        observation mask (None when every entry is observed). An estimator that warns about
+        degenerate labels itself passes ``warn=False``.
         """
         self._validate_params()
         X = _validation.check_features(X)
         Y_signed, J = _validation.check_labels(Y, X.shape[0], warn=warn)
-        if J is not None and not missing_labels:
-            raise ValueError(f"{type(self).__name__} cannot learn with missing labels (NaN "
-                             f"in Y); fill them in first (MBR and MMLLOC complete them with "
-                             f"MAXIDE), or use GLOCAL")
         return X, Y_signed, J
 
     def _check_fitted_features(self, X):
@@ -36,13 +31,27 @@ class MultiLabelMixin(MultiOutputMixin):
         return (self.decision_function(X) > 0).astype(int)
 
     def score(self, X, Y):
-        """Average precision of the label ranking (the paper's Ap), higher is better.
+        """Average precision of each row's ranking of its observed labels (the paper's Ap).
 
-        Rows of Y without a positive label are skipped (see `glocal.metrics`).
+        Missing entries (NaN in Y) are left out of each row's ranking, so ``GridSearchCV``
+        and ``cross_val_score`` tune on data with missing labels; rows without an observed
+        positive are skipped. Without NaN this is `glocal.metrics.average_precision`. See
+        `glocal.metrics.observed_average_precision`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            1 positive, 0 negative, NaN missing.
+
+        Returns
+        -------
+        score : float
+            Higher is better.
         """
-        from .metrics import average_precision
+        from .metrics import observed_average_precision
 
-        return average_precision(Y, self.decision_function(X))
+        return observed_average_precision(Y, self.decision_function(X))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

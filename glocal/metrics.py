@@ -33,6 +33,12 @@ Undefined cases are skipped, and the mean is taken over what remains:
 
 If nothing remains, a ValueError naming the measure is raised.
 
+**Missing labels.** `observed_average_precision` (NaN in ``y_true`` = missing) ranks each row
+among its observed entries only and skips rows without an observed positive; it is what
+every estimator's ``score`` returns, and `observed_average_precision_scorer` is the same
+measure as a ``scoring`` callable for ``GridSearchCV`` / ``cross_val_score``.
+`evaluate_masked` gives every measure restricted to any chosen entries (undefined -> NaN).
+
 Each measure sorts every row once (every column for ``label_auc``; ``O(n l log l)``) and
 counts pairs from cumulative counts over tie groups; no pair is ever enumerated.
 """
@@ -47,6 +53,9 @@ __all__ = [
     "label_auc",
     "instance_auc",
     "evaluate",
+    "evaluate_masked",
+    "observed_average_precision",
+    "observed_average_precision_scorer",
     "PAPER_NAMES",
     "GREATER_IS_BETTER",
 ]
@@ -187,42 +196,34 @@ def _row_stats(y_true, y_score):
     return stats
 
 
-def _masked_mean(values, keep, measure, reason):
-    """Mean of ``values[keep]``, or a ValueError when nothing is kept."""
+def _row_values(stats, measure):
+    """Per-row values of one measure from `_row_stats`, and which rows define it."""
+    n_pos, n_neg = stats["n_pos"], stats["n_neg"]
+    if measure == "coverage":
+        return stats["max_rank"] - 1.0, n_pos > 0
+    if measure == "average_precision":
+        return stats["ap_sum"] / np.maximum(n_pos, 1), n_pos > 0
+    # Pairwise measures: rows lacking positives or negatives have no pairs.
+    n_pairs = n_pos * n_neg
+    key = "n_wrong" if measure == "ranking_loss" else "n_right"
+    return stats[key] / np.maximum(n_pairs, 1), n_pairs > 0
+
+
+_UNDEFINED = {
+    "ranking_loss": "no instance has both a positive and a negative",
+    "instance_auc": "no instance has both a positive and a negative",
+    "label_auc": "no label has both a positive and a negative",
+    "coverage": "no instance has a positive label",
+    "average_precision": "no instance has a positive label",
+}
+
+
+def _mean(stats, measure):
+    """Mean of a measure over the rows that define it; ValueError when none does."""
+    values, keep = _row_values(stats, measure)
     if not keep.any():
-        raise ValueError(f"{measure} is undefined: {reason}.")
+        raise ValueError(f"{measure} is undefined: {_UNDEFINED[measure]}.")
     return float(values[keep].mean())
-
-
-def _pairwise_mean(stats, key, measure, what):
-    # Rows lacking positives or negatives have no pairs and are skipped.
-    n_pairs = stats["n_pos"] * stats["n_neg"]
-    keep = n_pairs > 0
-    values = stats[key] / np.maximum(n_pairs, 1)
-    return _masked_mean(values, keep, measure, f"no {what} has both a positive and a negative")
-
-
-def _ranking_loss(stats):
-    return _pairwise_mean(stats, "n_wrong", "ranking_loss", "instance")
-
-
-def _instance_auc(stats):
-    return _pairwise_mean(stats, "n_right", "instance_auc", "instance")
-
-
-def _label_auc(stats):
-    return _pairwise_mean(stats, "n_right", "label_auc", "label")
-
-
-def _coverage(stats):
-    keep = stats["n_pos"] > 0
-    return _masked_mean(stats["max_rank"] - 1.0, keep, "coverage", "no instance has a positive label")
-
-
-def _average_precision(stats):
-    keep = stats["n_pos"] > 0
-    values = stats["ap_sum"] / np.maximum(stats["n_pos"], 1)
-    return _masked_mean(values, keep, "average_precision", "no instance has a positive label")
 
 
 def _instance_stats(y_true, y_score):
@@ -233,6 +234,144 @@ def _label_stats(y_true, y_score):
     y_true, y_score = _check_inputs(y_true, y_score)
     # Sort along contiguous rows: labels become rows.
     return _row_stats(np.ascontiguousarray(y_true.T), np.ascontiguousarray(y_score.T))
+
+
+def _masked_stats(y_true, y_score, mask):
+    """`_row_stats` of every row restricted to its entries where ``mask`` is True.
+
+    Rows with the same number of selected entries are stacked into one rectangular matrix
+    and sorted together; a row with no selected entry gets all-zero statistics (it defines
+    no measure).
+    """
+    n_rows = y_true.shape[0]
+    stats = {key: np.zeros(n_rows)
+             for key in ("n_pos", "n_neg", "n_wrong", "n_right", "max_rank", "ap_sum")}
+    counts = mask.sum(axis=1)
+    for count in np.unique(counts[counts > 0]):
+        rows = np.flatnonzero(counts == count)
+        # Boolean indexing reads row by row, so every row contributes `count` entries.
+        selected = mask[rows]
+        part = _row_stats(y_true[rows][selected].reshape(-1, count),
+                          y_score[rows][selected].reshape(-1, count))
+        for key, values in part.items():
+            stats[key][rows] = values
+    return stats
+
+
+def _observed_inputs(y_true, y_score, mask=None):
+    """Validate labels with NaN (missing) and scores; the mask defaults to the non-NaN entries.
+
+    Returns bool labels (False outside the mask), float scores and the bool mask.
+    """
+    y_true = y_true.toarray() if sp.issparse(y_true) else np.asarray(y_true)
+    if y_true.dtype.kind not in "biuf":
+        raise ValueError(f"y_true must be numeric, got dtype {y_true.dtype}.")
+    y_true = y_true.astype(float)
+    observed = ~np.isnan(y_true)
+    mask = observed if mask is None else np.asarray(mask, dtype=bool)
+    if mask.shape != y_true.shape:
+        raise ValueError(f"mask must have the shape of y_true {y_true.shape}, got {mask.shape}.")
+    if (mask & ~observed).any():
+        raise ValueError("y_true is NaN at entries the mask selects.")
+    y_true, y_score = _check_inputs(np.where(mask, y_true, 0.0), y_score)
+    return y_true, y_score, mask
+
+
+def evaluate_masked(y_true, y_score, mask):
+    """The measures of `evaluate`, each row restricted to chosen entries.
+
+    Every instance measure is computed on each row as if the row held only its entries
+    where ``mask`` is True (ranks, pairs and coverage count only those entries) and
+    averaged over the rows where it is defined; ``label_auc`` likewise restricts each
+    label to its selected instances. With a mask of all True this is `evaluate`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples, n_labels)
+        {0, 1} labels; entries outside ``mask`` are ignored (they may be NaN).
+    y_score : array-like of shape (n_samples, n_labels)
+        Real scores.
+    mask : array-like of bool, shape (n_samples, n_labels)
+        The entries to score.
+
+    Returns
+    -------
+    scores : dict of str to float
+        Keys as in `evaluate`; NaN for a measure defined on no row (label).
+    """
+    y_true = y_true.toarray() if sp.issparse(y_true) else np.asarray(y_true, dtype=float)
+    mask = np.asarray(mask, dtype=bool)
+    y_true, y_score, mask = _observed_inputs(np.where(mask, y_true, np.nan), y_score, mask)
+    rows = _masked_stats(y_true, y_score, mask)
+    cols = _masked_stats(np.ascontiguousarray(y_true.T), np.ascontiguousarray(y_score.T),
+                         np.ascontiguousarray(mask.T))
+    scores = {}
+    for name in GREATER_IS_BETTER:
+        values, keep = _row_values(cols if name == "label_auc" else rows, name)
+        scores[name] = float(values[keep].mean()) if keep.any() else np.nan
+    return scores
+
+
+def observed_average_precision(y_true, y_score):
+    """Average precision (Ap) of each row's ranking of its observed labels only.
+
+    Missing labels (NaN in ``y_true``) are removed from each row before ranking: the
+    row's ranks, positives and precisions count its observed entries alone, so a missing
+    label neither rewards nor penalizes a score. Without NaN this is `average_precision`
+    exactly.
+
+    Rows are treated as follows, and the result is the plain mean over the rows kept
+    (every kept row weighs the same, whatever its number of observed entries):
+
+    * a row with at least one observed positive is kept, whatever else is missing;
+    * a row whose observed entries are all positive scores 1;
+    * a row with no observed positive (all its observed labels negative, or every label
+      missing) is skipped: Ap is undefined there, as in `average_precision`.
+
+    Parameters
+    ----------
+    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        1 positive, 0 negative, NaN missing.
+    y_score : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        Real-valued scores; higher means more likely positive.
+
+    Returns
+    -------
+    precision : float
+        In (0, 1]; higher is better.
+
+    Raises
+    ------
+    ValueError
+        On invalid input, or if no row has an observed positive label.
+    """
+    y_true, y_score, mask = _observed_inputs(y_true, y_score)
+    if mask.all():  # the plain measure, without regrouping the rows
+        return _mean(_row_stats(y_true, y_score), "average_precision")
+    return _mean(_masked_stats(y_true, y_score, mask), "average_precision")
+
+
+def observed_average_precision_scorer(estimator, X, Y):
+    """Scorer for model selection: `observed_average_precision` of a fitted estimator.
+
+    Has the ``scorer(estimator, X, y)`` signature that ``GridSearchCV``, ``cross_val_score``
+    and ``cross_validate`` take as ``scoring``; uses ``estimator.decision_function(X)``,
+    so it also works for a ``Pipeline`` ending in a glocal estimator. Rows without an
+    observed positive are skipped (see `observed_average_precision`).
+
+    Parameters
+    ----------
+    estimator : fitted estimator with ``decision_function``
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        1 positive, 0 negative, NaN missing.
+
+    Returns
+    -------
+    score : float
+        Higher is better.
+    """
+    return observed_average_precision(Y, estimator.decision_function(X))
 
 
 def ranking_loss(y_true, y_score):
@@ -264,7 +403,7 @@ def ranking_loss(y_true, y_score):
     is over the remaining instances. On those instances this equals scikit-learn's
     ``label_ranking_loss``.
     """
-    return _ranking_loss(_instance_stats(y_true, y_score))
+    return _mean(_instance_stats(y_true, y_score), "ranking_loss")
 
 
 def coverage(y_true, y_score):
@@ -296,7 +435,7 @@ def coverage(y_true, y_score):
     Instances with no positive label are skipped; the mean is over the remaining
     instances. On those instances this is scikit-learn's ``coverage_error`` minus 1.
     """
-    return _coverage(_instance_stats(y_true, y_score))
+    return _mean(_instance_stats(y_true, y_score), "coverage")
 
 
 def average_precision(y_true, y_score):
@@ -330,7 +469,7 @@ def average_precision(y_true, y_score):
     least one positive and one negative label this equals scikit-learn's
     ``label_ranking_average_precision_score``.
     """
-    return _average_precision(_instance_stats(y_true, y_score))
+    return _mean(_instance_stats(y_true, y_score), "average_precision")
 
 
 def label_auc(y_true, y_score):
@@ -363,7 +502,7 @@ def label_auc(y_true, y_score):
     exceeds scikit-learn's ``roc_auc_score`` (which counts ties as one half) by half the
     fraction of tied pairs, and equals it without ties.
     """
-    return _label_auc(_label_stats(y_true, y_score))
+    return _mean(_label_stats(y_true, y_score), "label_auc")
 
 
 def instance_auc(y_true, y_score):
@@ -398,7 +537,7 @@ def instance_auc(y_true, y_score):
     does (on one 60/40 split, BR with C=0.1: Enron instance AUC 0.870 = 1 - Rkl, label AUC
     0.678; Arts 0.880 and 0.754). :func:`label_auc` is the per-label AUC of the paper's text.
     """
-    return _instance_auc(_instance_stats(y_true, y_score))
+    return _mean(_instance_stats(y_true, y_score), "instance_auc")
 
 
 def evaluate(y_true, y_score):
@@ -427,9 +566,9 @@ def evaluate(y_true, y_score):
     rows = _row_stats(y_true, y_score)
     cols = _row_stats(np.ascontiguousarray(y_true.T), np.ascontiguousarray(y_score.T))
     return {
-        "ranking_loss": _ranking_loss(rows),
-        "coverage": _coverage(rows),
-        "average_precision": _average_precision(rows),
-        "label_auc": _label_auc(cols),
-        "instance_auc": _instance_auc(rows),
+        "ranking_loss": _mean(rows, "ranking_loss"),
+        "coverage": _mean(rows, "coverage"),
+        "average_precision": _mean(rows, "average_precision"),
+        "label_auc": _mean(cols, "label_auc"),
+        "instance_auc": _mean(rows, "instance_auc"),
     }

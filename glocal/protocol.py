@@ -3,8 +3,8 @@
 * `sample_observed`: the released code's missing-label sampler.
 * `random_splits`: random 60/40 train/test splits, one per repetition.
 * `drop_unlabeled_rows`: the paper scores only test rows with a positive label.
-* `evaluate_masked`: the measures of `glocal.metrics.evaluate` restricted, row by row, to
-  chosen entries (the observed ones for model selection, the missing ones for recovery).
+* `evaluate_masked` (from `glocal.metrics`): the measures of `glocal.metrics.evaluate`
+  restricted, row by row, to chosen entries (the missing ones, for recovery).
 * `select_hyperparameters`: 5-fold cross-validation on the training set, missing labels
   allowed, with the documented grids of every method of the comparison (`GLOCAL_GRID`,
   `BR_GRID`, `LEML_GRID`, `MLLRC_GRID`, `MLLOC_GRID`, `MAXIDE_GRID`, `MBR_GRID`,
@@ -19,7 +19,16 @@ from scipy import stats
 from sklearn.model_selection import GridSearchCV, KFold, ShuffleSplit
 from sklearn.utils import check_random_state
 
-from .metrics import GREATER_IS_BETTER, average_precision, coverage, instance_auc, ranking_loss
+from .metrics import evaluate_masked, observed_average_precision_scorer
+
+__all__ = [
+    "sample_observed",
+    "random_splits",
+    "drop_unlabeled_rows",
+    "evaluate_masked",
+    "select_hyperparameters",
+    "paired_ttest",
+]
 
 # Grids of `select_hyperparameters` for the methods of the comparison, kept small (3-6
 # points) so that a reproduction stays affordable. Every other parameter keeps its estimator's
@@ -27,6 +36,9 @@ from .metrics import GREATER_IS_BETTER, average_precision, coverage, instance_au
 #
 # GLOCAL (and its ablations GLObal, loCAL, tuned on the same grid outside the small-cluster
 # ablation): lam = 1 (fixed by the paper) and lam3 = lam4 stay at the estimator's defaults.
+# (`glocal.GLOCALCV` searches GLOCAL faster, by warm-started paths, over its own default
+# grid `glocal.model_selection.DEFAULT_PARAM_GRID`: fit_intercept off/on, n_latent 10/20,
+# lam2 10/3/1/0.3.)
 GLOCAL_GRID = {"lam2": [1, 4, 10], "n_latent": [10, 20]}
 # The ablation of the small-cluster table (GLObal, loCAL, GLOCAL) tunes what tells the three
 # apart, the weights of the correlation terms, with the rest at the defaults: GLObal lam3,
@@ -141,99 +153,13 @@ def drop_unlabeled_rows(X, Y):
     return X[keep], Y[keep]
 
 
-# The per-row measures of glocal.metrics and whether a row also needs a negative entry to
-# be defined (pairwise measures) besides a positive one.
-_ROW_MEASURES = {
-    "ranking_loss": (ranking_loss, True),
-    "coverage": (coverage, False),
-    "average_precision": (average_precision, False),
-    "instance_auc": (instance_auc, True),
-}
-
-
-def _masked_row_mean(measure, needs_negative, y_true, y_score, mask):
-    """Mean of a per-row measure over the rows, each restricted to its entries in ``mask``.
-
-    Rows with the same number of selected entries form a rectangular matrix, on which the
-    measure gives the mean over its defined rows; the overall mean weights those means by
-    their numbers of defined rows. Returns NaN when no row is defined.
-    """
-    counts = mask.sum(axis=1)
-    total = weight = 0.0
-    for count in np.unique(counts[counts > 0]):
-        rows = counts == count
-        # Boolean indexing reads row by row, so every row contributes `count` entries.
-        y = y_true[rows][mask[rows]].reshape(-1, count)
-        n_pos = y.sum(axis=1)
-        defined = np.count_nonzero((n_pos > 0) & ((n_pos < count) | (not needs_negative)))
-        if defined:
-            total += defined * measure(y, y_score[rows][mask[rows]].reshape(-1, count))
-            weight += defined
-    return total / weight if weight else np.nan
-
-
-def evaluate_masked(y_true, y_score, mask):
-    """The measures of `glocal.metrics.evaluate`, each row restricted to chosen entries.
-
-    Every instance measure is computed on each row as if the row held only its entries
-    where ``mask`` is True (ranks, pairs and coverage count only those entries) and
-    averaged over the rows where it is defined; ``label_auc`` likewise restricts each
-    label to its selected instances. With a mask of all True this is ``evaluate``.
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples, n_labels)
-        {0, 1} labels; entries outside ``mask`` are ignored (they may be NaN).
-    y_score : array-like of shape (n_samples, n_labels)
-        Real scores.
-    mask : array-like of bool, shape (n_samples, n_labels)
-        The entries to score.
-
-    Returns
-    -------
-    scores : dict of str to float
-        Keys as in `glocal.metrics.evaluate`; NaN for a measure defined on no row (label).
-    """
-    mask = np.asarray(mask, dtype=bool)
-    y_true = np.where(mask, np.asarray(y_true, dtype=float), 0.0)
-    y_score = np.asarray(y_score, dtype=float)
-    scores = {name: _masked_row_mean(measure, needs_negative, y_true, y_score, mask)
-              for name, (measure, needs_negative) in _ROW_MEASURES.items()}
-    # Per-label AUC is the per-instance AUC of the transposed problem.
-    scores["label_auc"] = _masked_row_mean(instance_auc, True, y_true.T, y_score.T, mask.T)
-    return {name: scores[name] for name in GREATER_IS_BETTER}
-
-
-def observed_average_precision(estimator, X, Y):
-    """Scorer for model selection: average precision over the observed labels only.
-
-    Each row is ranked among its observed (non-NaN) labels alone; rows without an observed
-    positive are skipped. Without NaN this is ``estimator.score(X, Y)``.
-
-    Parameters
-    ----------
-    estimator : fitted multi-label estimator with ``decision_function``
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    Y : array-like of shape (n_samples, n_labels)
-        {0, 1} labels with NaN for the missing ones.
-
-    Returns
-    -------
-    score : float
-        Higher is better; NaN if no row has an observed positive label.
-    """
-    Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y, dtype=float)
-    return _masked_row_mean(average_precision, False, Y, estimator.decision_function(X),
-                            ~np.isnan(Y))
-
-
 def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None,
                            random_state=None):
     """Pick hyperparameters by k-fold cross-validation on the training set.
 
     A `sklearn.model_selection.GridSearchCV` over ``param_grid`` with shuffled `KFold`
-    folds, scored by `observed_average_precision` (the paper's Ap, on observed labels only,
-    so missing labels neither reward nor penalize a ranking). The best parameters are not
+    folds, scored by `glocal.metrics.observed_average_precision_scorer` (the paper's Ap, on
+    observed labels only, so missing labels neither reward nor penalize a ranking). The best parameters are not
     refitted here.
 
     Parameters
@@ -258,8 +184,8 @@ def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None,
         The grid point of highest mean validation score.
     """
     folds = KFold(n_splits=cv, shuffle=True, random_state=random_state)
-    search = GridSearchCV(estimator, param_grid, scoring=observed_average_precision, cv=folds,
-                          n_jobs=n_jobs, refit=False, error_score="raise")
+    search = GridSearchCV(estimator, param_grid, scoring=observed_average_precision_scorer,
+                          cv=folds, n_jobs=n_jobs, refit=False, error_score="raise")
     return search.fit(X, Y).best_params_
 
 

@@ -146,13 +146,28 @@ def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
     return U, V, W, Z
 
 
+def _check_initial_point(point, data, n_latent):
+    """Copies of a given (U, V, W, Z) with their shapes checked; V None means W^T X."""
+    (l, n), d, g = data.Y.shape, data.X.shape[1], len(data.group_index)
+    U, V, W, Z = point
+    if V is None:
+        V = np.asarray(data.X @ W).T
+    shapes = {"U": (l, n_latent), "V": (n_latent, n), "W": (d, n_latent), "Z": (g, l, n_latent)}
+    point = [np.array(a, dtype=float) for a in (U, V, W, Z)]
+    for (name, shape), array in zip(shapes.items(), point):
+        if array.shape != shape:
+            raise ValueError(f"initial_point: {name} has shape {array.shape}, expected {shape}")
+    point[3] = normalize_rows(point[3])  # the constraint holds from the start
+    return point
+
+
 def _converged(history, tol):
     previous, current = history[-2], history[-1]
     return previous - current <= tol * max(abs(previous), np.finfo(float).tiny)
 
 
 def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
-               options=None, random_state=None, callback=None):
+               options=None, random_state=None, callback=None, initial_point=None):
     """Fit GLOCAL: warm start by Eq. ``eqn:init``, then Algorithm 1 on Eq. ``eqn:opt``.
 
     Parameters
@@ -173,6 +188,11 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     callback : callable, optional
         Called as ``callback(stage, iteration, value)`` after every round; ``stage`` is
         ``"init"`` or ``"main"``.
+    initial_point : tuple (U, V, W, Z) of ndarray, optional
+        Start from this point instead of `_initial_point` (e.g. a solution at nearby
+        weights: a regularization path). V may be None: it is then W^T X; the rows of Z are
+        normalized. The warm start still runs ``init_max_iter`` rounds from it (pass 0 to
+        go straight to Algorithm 1).
 
     Returns
     -------
@@ -188,10 +208,14 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     times = {}
 
     tic = time.perf_counter()
-    data = obj.with_feature_grams(data)
+    if data.gram is None and data.group_grams is None:  # else given by the caller
+        data = obj.with_feature_grams(data)
     w_preconditioner = problems.WPreconditioner(data, options.max_dense_features)
-    U, V, W, Z = _initial_point(data, n_latent, len(data.group_index), rng, w_preconditioner,
-                                options.init)
+    if initial_point is None:
+        U, V, W, Z = _initial_point(data, n_latent, len(data.group_index), rng,
+                                    w_preconditioner, options.init)
+    else:
+        U, V, W, Z = _check_initial_point(initial_point, data, n_latent)
     basic = [obj.basic_objective(U, V, W, data)]
     n_init_iter = 0
     for n_init_iter in range(1, init_max_iter + 1):

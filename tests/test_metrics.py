@@ -11,14 +11,18 @@ from sklearn.metrics import (
 )
 
 from glocal import metrics
+from glocal.baselines import BR
 from glocal.metrics import (
     GREATER_IS_BETTER,
     PAPER_NAMES,
     average_precision,
     coverage,
     evaluate,
+    evaluate_masked,
     instance_auc,
     label_auc,
+    observed_average_precision,
+    observed_average_precision_scorer,
     ranking_loss,
 )
 
@@ -377,3 +381,122 @@ def test_name_tables():
         "label_auc": True,
         "instance_auc": True,
     }
+
+
+# --------------------------------------------------------------------------------------
+# Measures restricted to chosen (observed) entries.
+# --------------------------------------------------------------------------------------
+
+
+def _hide(Y, fraction, seed):
+    """Y with about ``fraction`` of its entries set to NaN (missing)."""
+    Y = np.asarray(Y, dtype=float).copy()
+    Y[np.random.default_rng(seed).random(Y.shape) < fraction] = np.nan
+    return Y
+
+
+_ROW_MEASURES = ("ranking_loss", "coverage", "average_precision", "instance_auc")
+
+
+def _row_means(y_true, y_score, mask):
+    """Every instance measure row by row on the selected entries, undefined rows skipped."""
+    values = {name: [] for name in _ROW_MEASURES}
+    for y, s, m in zip(y_true, y_score, mask):
+        for name in _ROW_MEASURES:
+            try:
+                values[name].append(getattr(metrics, name)(y[m][None], s[m][None]))
+            except ValueError:  # undefined on this row, or no entry selected
+                pass
+    return {name: np.mean(v) for name, v in values.items()}
+
+
+def test_evaluate_masked_with_all_entries_is_evaluate():
+    rng = np.random.default_rng(0)
+    Y = (rng.random((30, 6)) < 0.4).astype(int)
+    S = rng.integers(0, 4, size=Y.shape).astype(float)  # ties
+    ours = evaluate_masked(Y, S, np.ones(Y.shape, dtype=bool))
+    assert ours == pytest.approx(evaluate(Y, S), rel=1e-12)
+
+
+def test_evaluate_masked_matches_row_by_row_brute_force():
+    rng = np.random.default_rng(1)
+    Y = (rng.random((40, 7)) < 0.4).astype(float)
+    S = rng.integers(0, 5, size=Y.shape).astype(float)
+    mask = rng.random(Y.shape) < 0.5
+    Y[~mask & (rng.random(Y.shape) < 0.5)] = np.nan  # unselected entries may be NaN
+    expected = _row_means(np.nan_to_num(Y), S, mask)
+    expected["label_auc"] = _row_means(np.nan_to_num(Y).T, S.T, mask.T)["instance_auc"]
+    assert evaluate_masked(Y, S, mask) == pytest.approx(expected, rel=1e-12)
+
+
+def test_evaluate_masked_undefined_measure_is_nan():
+    Y = np.array([[1, 0], [1, 0]])
+    scores = evaluate_masked(Y, np.zeros((2, 2)), np.array([[True, False], [True, False]]))
+    assert np.isnan(scores["ranking_loss"]) and np.isnan(scores["label_auc"])
+    assert scores["average_precision"] == 1.0
+
+
+def test_observed_scorer_ignores_missing_entries(multilabel_data):
+    X, Y = multilabel_data(n=80)
+    model = BR().fit(X, Y)
+    assert observed_average_precision_scorer(model, X, Y) == pytest.approx(model.score(X, Y))
+
+    Y_observed = _hide(Y, 0.5, seed=0)
+    missing = np.isnan(Y_observed)
+    value = observed_average_precision_scorer(model, X, Y_observed)
+
+    class Shifted:
+        """The same scores on the observed entries, anything on the missing ones."""
+
+        def decision_function(self, X):
+            return np.where(missing, 100.0, model.decision_function(X))
+
+    assert observed_average_precision_scorer(Shifted(), X, Y_observed) == pytest.approx(value)
+    expected = evaluate_masked(Y, model.decision_function(X), ~missing)["average_precision"]
+    assert value == pytest.approx(expected)
+
+
+
+
+def test_observed_average_precision_without_nan_is_average_precision():
+    rng = np.random.default_rng(2)
+    Y = (rng.random((50, 8)) < 0.3).astype(float)
+    S = rng.integers(0, 4, size=Y.shape).astype(float)  # ties
+    assert observed_average_precision(Y, S) == average_precision(Y, S)  # bitwise
+
+
+def test_observed_average_precision_ranks_each_row_among_its_observed_entries():
+    rng = np.random.default_rng(3)
+    Y = _hide((rng.random((60, 7)) < 0.4).astype(float), 0.4, seed=4)
+    S = rng.integers(0, 5, size=Y.shape).astype(float)
+    per_row = []
+    for y, s in zip(Y, S):
+        seen = ~np.isnan(y)
+        if (y[seen] == 1).any():  # rows without an observed positive are skipped
+            per_row.extend(_bf_average_precision(y[seen][None], s[seen][None]))
+    assert observed_average_precision(Y, S) == pytest.approx(np.mean(per_row), rel=1e-12)
+
+
+def test_observed_average_precision_documented_row_cases():
+    nan = np.nan
+    Y = np.array([[1, 0, nan],      # ranked among two entries: positive first -> 1
+                  [0, 1, nan],      # positive second of two -> 1/2
+                  [1, nan, nan],    # every observed entry positive -> 1
+                  [0, 0, nan],      # no observed positive: skipped
+                  [nan, nan, nan]])  # nothing observed: skipped
+    S = np.array([[2.0, 1.0, 9.0]] * 5)
+    assert observed_average_precision(Y, S) == pytest.approx((1 + 0.5 + 1) / 3)
+    with pytest.raises(ValueError, match="average_precision is undefined"):
+        observed_average_precision(Y[3:], S[3:])
+    with pytest.raises(ValueError, match="y_true must be a"):
+        observed_average_precision(np.array([[2.0, 0.0]]), np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="same shape"):
+        observed_average_precision(Y, S[:, :2])
+
+
+def test_score_skips_missing_entries(multilabel_data):
+    X, Y = multilabel_data(n=80)
+    Y_observed = _hide(Y, 0.5, seed=1)
+    model = BR().fit(X, Y_observed)
+    assert model.score(X, Y_observed) == observed_average_precision_scorer(model, X, Y_observed)
+    assert model.score(X, Y) == average_precision(Y, model.decision_function(X))

@@ -34,13 +34,15 @@ def _planted(seed, n=150, d=100, l=30, g=3, separation=3.0, p_in=0.35, p_out=0.0
 
 
 def _objective(model, X, Y):
-    """The ML-LOC objective written from the docstring's formula, at the fitted arrays."""
-    Ys = 2.0 * Y - 1.0
+    """The ML-LOC objective written from the docstring's formula, at the fitted arrays;
+    NaN in Y is a missing label (o_ik = 0)."""
+    observed = ~np.isnan(Y)
+    Ys = 2.0 * np.nan_to_num(Y) - 1.0
     d = X.shape[1]
     C, S = model.local_codes_, model.prototypes_
     scores = X @ model.coef_[:, :d].T + C @ model.coef_[:, d:].T + model.intercept_
-    loss = np.sum(np.maximum(0.0, 1.0 - Ys * scores) ** 2)
-    distances = ((Ys[:, None, :] - S[None, :, :]) ** 2).sum(axis=2)
+    loss = np.sum(observed * np.maximum(0.0, 1.0 - Ys * scores) ** 2)
+    distances = (observed[:, None, :] * (Ys[:, None, :] - S[None, :, :]) ** 2).sum(axis=2)
     return (loss + model.lam1 * np.sum(model.coef_ ** 2)
             + model.lam2 * np.sum(C * distances))
 
@@ -201,12 +203,45 @@ def test_one_group_is_a_plain_linear_model(planted):
 
 # --- missing labels and bad input -------------------------------------------------------------
 
-def test_missing_labels_are_rejected(planted):
-    X, Y, _, _, _ = planted
+def _hide(Y, fraction, seed=0):
     Y = Y.copy()
-    Y[0, 0] = np.nan
-    with pytest.raises(ValueError, match="missing labels"):
-        MLLOC().fit(X, Y)
+    Y[np.random.default_rng(seed).random(Y.shape) < fraction] = np.nan
+    return Y
+
+
+@pytest.mark.parametrize("params", [dict(), dict(lam2=0.1)])
+def test_missing_labels_objective(planted, params):
+    """With NaN in Y the masked objective (docstring) is what is minimized: it never
+    increases and matches the formula at the fitted arrays."""
+    X, Y, _, _, _ = planted
+    Y = _hide(Y, 0.5)
+    model = MLLOC(**{"n_groups": 3, "random_state": 0, **params}).fit(X, Y)
+    history = model.objective_history_
+    assert np.all(np.diff(history) <= 1e-10 * history[:-1])
+    np.testing.assert_allclose(history[-1], _objective(model, X, Y), rtol=1e-10)
+    np.testing.assert_allclose(model.objective(X, Y), history[-1], rtol=1e-12)
+    # The prototypes are the code-weighted means of the observed labels.
+    observed = ~np.isnan(Y)
+    Ys = np.where(observed, 2.0 * np.nan_to_num(Y) - 1.0, 0.0)
+    C = model.local_codes_
+    weight = C.T @ observed
+    np.testing.assert_allclose(model.prototypes_[weight > 0],
+                               ((C.T @ Ys) / np.maximum(weight, 1e-300))[weight > 0])
+
+
+def test_missing_labels_each_classifier_learns_from_its_observed_rows(planted):
+    """With one group MLLOC is squared-hinge SVMs on X: each must match LinearSVC trained
+    on the rows where its label is observed (as in the complete-label test below)."""
+    from sklearn.svm import LinearSVC
+
+    X, Y, _, X_test, _ = planted
+    Y = _hide(Y, 0.4, seed=1)
+    model = MLLOC(n_groups=1, random_state=0).fit(X, Y)
+    ours = model.decision_function(X_test)
+    theirs = np.column_stack([
+        LinearSVC(C=1 / (2 * model.lam1), intercept_scaling=100, tol=1e-8, max_iter=100_000)
+        .fit(X[~np.isnan(y)], y[~np.isnan(y)]).decision_function(X_test) for y in Y.T])
+    assert np.corrcoef(ours.ravel(), theirs.ravel())[0, 1] > 0.9995
 
 
 @pytest.mark.parametrize("params, message", [
@@ -300,3 +335,23 @@ def test_clone_and_determinism(planted, fitted):
 def test_default_parameters():
     assert MLLOC().get_params() == dict(n_groups=8, lam1=5.0, lam2=10.0, alpha=10.0,
                                         max_iter=10, tol=1e-4, random_state=None)
+
+
+def test_missing_labels_ranks_better_than_br_on_observed_rows():
+    """With 30% of the training labels missing, MLLOC (masked) against BR (each SVM on its
+    observed rows) on planted local correlations. Measured when written, 5 seeds: average
+    precision +0.018 on average, smallest +0.0096. Asserted: mean above +0.008, every seed
+    above +0.003."""
+    gains = []
+    for seed in range(5):
+        X, Y, _, X_test, Y_test = _planted(seed)
+        keep = Y_test.sum(axis=1) > 0
+        Y = _hide(Y, 0.3, seed)
+        ap_br = average_precision(Y_test[keep], BR(random_state=0).fit(X, Y)
+                                  .decision_function(X_test[keep]))
+        model = MLLOC(n_groups=3, random_state=0).fit(X, Y)
+        gains.append(average_precision(Y_test[keep], model.decision_function(X_test[keep]))
+                     - ap_br)
+    gains = np.array(gains)
+    assert gains.mean() > 0.008, gains
+    assert gains.min() > 0.003, gains

@@ -1,18 +1,15 @@
-"""The paper's protocol: sampler, splits, masked measures, model selection, t-tests."""
+"""The paper's protocol: sampler, splits, model selection, t-tests."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from glocal import GLOCAL, metrics
+from glocal import GLOCAL
 from glocal.baselines import BR
-from glocal.metrics import evaluate
 from glocal.protocol import (
     CORRELATION_WEIGHTS,
     GLOCAL_ABLATION_GRID,
     drop_unlabeled_rows,
-    evaluate_masked,
-    observed_average_precision,
     paired_ttest,
     random_splits,
     sample_observed,
@@ -54,67 +51,6 @@ def test_drop_unlabeled_rows(sparse):
     X_kept = X_kept.toarray() if sparse else X_kept
     np.testing.assert_array_equal(X_kept, X[[0, 2]])
     np.testing.assert_array_equal(Y_kept, Y[[0, 2]])
-
-
-_ROW_MEASURES = ("ranking_loss", "coverage", "average_precision", "instance_auc")
-
-
-def _row_means(y_true, y_score, mask):
-    """Every instance measure row by row on the selected entries, undefined rows skipped."""
-    values = {name: [] for name in _ROW_MEASURES}
-    for y, s, m in zip(y_true, y_score, mask):
-        for name in _ROW_MEASURES:
-            try:
-                values[name].append(getattr(metrics, name)(y[m][None], s[m][None]))
-            except ValueError:  # undefined on this row, or no entry selected
-                pass
-    return {name: np.mean(v) for name, v in values.items()}
-
-
-def test_evaluate_masked_with_all_entries_is_evaluate():
-    rng = np.random.default_rng(0)
-    Y = (rng.random((30, 6)) < 0.4).astype(int)
-    S = rng.integers(0, 4, size=Y.shape).astype(float)  # ties
-    ours = evaluate_masked(Y, S, np.ones(Y.shape, dtype=bool))
-    assert ours == pytest.approx(evaluate(Y, S), rel=1e-12)
-
-
-def test_evaluate_masked_matches_row_by_row_brute_force():
-    rng = np.random.default_rng(1)
-    Y = (rng.random((40, 7)) < 0.4).astype(float)
-    S = rng.integers(0, 5, size=Y.shape).astype(float)
-    mask = rng.random(Y.shape) < 0.5
-    Y[~mask & (rng.random(Y.shape) < 0.5)] = np.nan  # unselected entries may be NaN
-    expected = _row_means(np.nan_to_num(Y), S, mask)
-    expected["label_auc"] = _row_means(np.nan_to_num(Y).T, S.T, mask.T)["instance_auc"]
-    assert evaluate_masked(Y, S, mask) == pytest.approx(expected, rel=1e-12)
-
-
-def test_evaluate_masked_undefined_measure_is_nan():
-    Y = np.array([[1, 0], [1, 0]])
-    scores = evaluate_masked(Y, np.zeros((2, 2)), np.array([[True, False], [True, False]]))
-    assert np.isnan(scores["ranking_loss"]) and np.isnan(scores["label_auc"])
-    assert scores["average_precision"] == 1.0
-
-
-def test_observed_average_precision_ignores_missing_entries(multilabel_data):
-    X, Y = multilabel_data(n=80)
-    model = BR().fit(X, Y)
-    assert observed_average_precision(model, X, Y) == pytest.approx(model.score(X, Y))
-
-    Y_observed = sample_observed(Y, 0.5, random_state=0)
-    missing = np.isnan(Y_observed)
-    value = observed_average_precision(model, X, Y_observed)
-
-    class Shifted:
-        """The same scores on the observed entries, anything on the missing ones."""
-
-        def decision_function(self, X):
-            return np.where(missing, 100.0, model.decision_function(X))
-
-    assert observed_average_precision(Shifted(), X, Y_observed) == pytest.approx(value)
-    expected = evaluate_masked(Y, model.decision_function(X), ~missing)["average_precision"]
-    assert value == pytest.approx(expected)
 
 
 def test_select_hyperparameters_prefers_the_informative_setting(multilabel_data):

@@ -36,24 +36,28 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
     trained on the training codes.
 
     **Objective.** With labels ``y_ik`` in {-1, +1} (``y_i`` the label vector of instance i),
+    ``o_ik`` = 1 where label k of instance i is observed and 0 where it is missing (NaN),
     classifiers ``f_k(x, c) = w_k^T x + v_k^T c + b_k`` and ``W = [w_k; v_k]``::
 
-        min_{W, b, C, S}   sum_i sum_k max(0, 1 - y_ik f_k(x_i, c_i))^2
+        min_{W, b, C, S}   sum_i sum_k o_ik max(0, 1 - y_ik f_k(x_i, c_i))^2
                          + lam1 * sum_k (||w_k||^2 + ||v_k||^2)
-                         + lam2 * sum_i sum_j c_ij ||y_i - s_j||^2
+                         + lam2 * sum_i sum_j c_ij sum_k o_ik (y_ik - s_jk)^2
         subject to       c_i in the simplex: c_ij >= 0, sum_j c_ij = 1,
 
     the paper's "global discrimination fitting" (loss), classifier regularizer and "local
     correlation sensitivity" term Z(C) (the codes of an instance are pulled toward the groups
     whose label prototype its label vector is close to). The intercepts ``b_k`` are not
-    penalized.
+    penalized. With every label observed (o = 1) this is the model of the paper; with
+    missing labels each classifier learns from the rows where its label is observed (as
+    `BR` does) and an instance is compared with the prototypes on its observed labels only.
 
     **Algorithm** (alternating minimization, each block a descent step, so
     ``objective_history_`` never increases):
 
-    1. k-means (`glocal.groups.kmeans_groups`) on the training label vectors gives ``groups_``;
-       ``S`` = the group means of the label vectors, ``C`` = the one-hot group indicators
-       (the minimizer of Z(C) given S for a k-means partition).
+    1. k-means (`glocal.groups.kmeans_groups`) on the training label vectors (a missing
+       label counts as 0, halfway between -1 and +1) gives ``groups_``; ``S`` = the group
+       means of the observed labels, ``C`` = the one-hot group indicators (the minimizer of
+       Z(C) given S for a k-means partition of complete labels).
     2. W block (C fixed): ``l`` independent squared-hinge linear SVMs on ``[X, C]``, solved
        together by a primal truncated Newton method (batched preconditioned conjugate
        gradients with the generalized Hessian, per-label Armijo line search), warm-started.
@@ -61,7 +65,8 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
        ``tol`` relative: C block (W, S fixed): accelerated projected gradient (FISTA) on the
        simplex rows with step ``1 / (2 ||V||_2^2)``, the inverse Lipschitz constant of the
        loss gradient, every row keeping its best iterate;
-       S block (C fixed): the closed form ``s_j = sum_i c_ij y_i / sum_i c_ij``; W block.
+       S block (C fixed): the closed form ``s_jk = sum_i c_ij o_ik y_ik / sum_i c_ij o_ik``;
+       W block.
     4. Code regressor: ridge regression (penalty ``alpha``, with intercept) from X to the
        training codes ``local_codes_``. At test time ``c_hat(x) = B x + b0`` and the scores
        are ``f_k(x, c_hat(x))``.
@@ -91,8 +96,8 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
     each label alone is a weak signal of its group, MLLOC ranks better than BR (see
     ``tests/test_mlloc.py``).
 
-    MLLOC cannot learn with missing labels: ``fit`` rejects NaN in Y (the paper's MMLLOC fills
-    them in with MAXIDE first).
+    MLLOC learns with missing labels through the mask ``o`` above (the paper's MMLLOC fills
+    them in with MAXIDE first instead).
 
     Parameters
     ----------
@@ -112,7 +117,7 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
     tol : float, default=1e-4
         Stop when an alternation lowers the objective by less than ``tol`` times its value.
     random_state : int, RandomState instance or None, default=None
-        Seed of k-means.
+        Seed of k-means, so that fits are reproducible.
 
     Attributes
     ----------
@@ -157,16 +162,28 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, Y):
-        """Learn codes and classifiers. Y: (n_samples, n_labels) in {0, 1}, no NaN."""
-        X, Y_signed, J = self._check_training_data(X, Y, missing_labels=False)
-        Ys = Y_signed.T.copy()  # n x l, +-1
+        """Learn codes and classifiers.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            Label indicator: 1 positive, 0 negative, NaN missing.
+
+        Returns
+        -------
+        self
+        """
+        X, Y_signed, J = self._check_training_data(X, Y)
+        Ys = Y_signed.T.copy()  # n x l: +1 / -1 observed, 0 missing
+        M = np.ones_like(Ys) if J is None else J.T.copy()  # observed entries
         n, d = X.shape
 
         groups = kmeans_groups(Ys, min(self.n_groups, n), random_state=self.random_state)
         m = int(groups.max()) + 1
         C = np.zeros((n, m))
         C[np.arange(n), groups] = 1.0
-        S = _prototypes(C, Ys, np.zeros((m, Ys.shape[1])))
+        S = _prototypes(C, Ys, M, np.zeros((m, Ys.shape[1])))
 
         # The blocks only multiply by X and X^T: a mostly-zero dense X is faster as CSR.
         Xb = X
@@ -176,15 +193,15 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         l = Ys.shape[1]
         Wx, Wc, b = np.zeros((l, d)), np.zeros((l, m)), np.zeros(l)
         grad0 = _grad_norm_at_zero(XT, C, Ys)
-        Wx, Wc, b = _fit_classifiers(Xb, XT, C, Ys, Wx, Wc, b, self.lam1, grad0)
-        history = [_objective(Xb, C, S, Ys, Wx, Wc, b, self.lam1, self.lam2)]
+        Wx, Wc, b = _fit_classifiers(Xb, XT, C, Ys, M, Wx, Wc, b, self.lam1, grad0)
+        history = [_objective(Xb, C, S, Ys, M, Wx, Wc, b, self.lam1, self.lam2)]
         n_iter = 0
         for n_iter in range(1, self.max_iter + 1):
-            C = _update_codes(Xb, C, S, Ys, Wx, Wc, b, self.lam2)
-            S = _prototypes(C, Ys, S)
+            C = _update_codes(Xb, C, S, Ys, M, Wx, Wc, b, self.lam2)
+            S = _prototypes(C, Ys, M, S)
             grad0 = _grad_norm_at_zero(XT, C, Ys)
-            Wx, Wc, b = _fit_classifiers(Xb, XT, C, Ys, Wx, Wc, b, self.lam1, grad0)
-            history.append(_objective(Xb, C, S, Ys, Wx, Wc, b, self.lam1, self.lam2))
+            Wx, Wc, b = _fit_classifiers(Xb, XT, C, Ys, M, Wx, Wc, b, self.lam1, grad0)
+            history.append(_objective(Xb, C, S, Ys, M, Wx, Wc, b, self.lam1, self.lam2))
             if history[-2] - history[-1] <= self.tol * abs(history[-2]):
                 break
 
@@ -221,42 +238,47 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         ``local_codes_``; equals ``objective_history_[-1]`` on the data given to ``fit``."""
         X = self._check_fitted_features(X)
         Y_signed, J = _validation.check_labels(Y, X.shape[0])
-        if J is not None:
-            raise ValueError("the MLLOC objective is defined for complete labels only")
         if X.shape[0] != self.local_codes_.shape[0]:
             raise ValueError("the objective needs the training data (one code per row)")
         d = self.n_features_in_
-        return _objective(X, self.local_codes_, self.prototypes_, Y_signed.T,
+        M = np.ones_like(Y_signed.T) if J is None else J.T
+        return _objective(X, self.local_codes_, self.prototypes_, Y_signed.T, M,
                           self.coef_[:, :d], self.coef_[:, d:], self.intercept_,
                           self.lam1, self.lam2)
 
 
 # ---------------------------------------------------------------------------------------------
-# The blocks. Layout: X n x d (dense or CSR), C n x m, Ys n x l (+-1), Wx l x d, Wc l x m, b l.
+# The blocks. Layout: X n x d (dense or CSR), C n x m, Ys n x l (+-1, 0 where missing), M n x l
+# (1 observed, 0 missing), Wx l x d, Wc l x m, b l.
 
 
 def _scores(X, C, Wx, Wc, b):
     return np.asarray(X @ Wx.T) + C @ Wc.T + b
 
 
-def _sq_distances(Ys, S):
-    """||y_i - s_j||^2, shape n x m."""
-    return (np.sum(Ys ** 2, axis=1)[:, None] - 2.0 * Ys @ S.T
-            + np.sum(S ** 2, axis=1)[None, :]).clip(min=0.0)
+def _slack(Ys, M, F):
+    """Hinge slacks on the observed entries, 0 on the missing ones."""
+    return M * np.maximum(0.0, 1.0 - Ys * F)
 
 
-def _objective(X, C, S, Ys, Wx, Wc, b, lam1, lam2):
-    slack = np.maximum(0.0, 1.0 - Ys * _scores(X, C, Wx, Wc, b))
+def _sq_distances(Ys, M, S):
+    """sum_k o_ik (y_ik - s_jk)^2, shape n x m (Ys is 0 where o is: y_ik^2 = o_ik)."""
+    return (np.sum(Ys ** 2, axis=1)[:, None] - 2.0 * Ys @ S.T + M @ (S ** 2).T).clip(min=0.0)
+
+
+def _objective(X, C, S, Ys, M, Wx, Wc, b, lam1, lam2):
+    slack = _slack(Ys, M, _scores(X, C, Wx, Wc, b))
     return float(np.sum(slack ** 2) + lam1 * (np.sum(Wx ** 2) + np.sum(Wc ** 2))
-                 + lam2 * np.sum(C * _sq_distances(Ys, S)))
+                 + lam2 * np.sum(C * _sq_distances(Ys, M, S)))
 
 
-def _prototypes(C, Ys, S_old):
-    """S block: s_j = sum_i c_ij y_i / sum_i c_ij (a group without weight keeps its s_j)."""
-    weight = C.sum(axis=0)
+def _prototypes(C, Ys, M, S_old):
+    """S block: s_jk = sum_i c_ij o_ik y_ik / sum_i c_ij o_ik (the weighted mean of the
+    observed labels; an entry without weight keeps its old value)."""
+    weight = C.T @ M
     S = S_old.copy()
     used = weight > 0
-    S[used] = (C[:, used].T @ Ys) / weight[used, None]
+    S[used] = (C.T @ Ys)[used] / weight[used]
     return S
 
 
@@ -272,13 +294,13 @@ def _project_rows_to_simplex(V):
     return np.maximum(V - theta[:, None], 0.0)
 
 
-def _update_codes(X, C, S, Ys, Wx, Wc, b, lam2):
+def _update_codes(X, C, S, Ys, M, Wx, Wc, b, lam2):
     """C block: accelerated projected gradient (FISTA) on the simplex rows, step 1 / Lipschitz.
 
     The rows are independent problems; every row keeps its best iterate, so the block never
     increases the objective.
     """
-    D = lam2 * _sq_distances(Ys, S)
+    D = lam2 * _sq_distances(Ys, M, S)
     lipschitz = 2.0 * np.linalg.norm(Wc, 2) ** 2 if Wc.size else 0.0
     if lipschitz <= 0.0:
         # The loss does not see the codes: minimize the linear term, a vertex of the simplex
@@ -290,7 +312,7 @@ def _update_codes(X, C, S, Ys, Wx, Wc, b, lam2):
     base = np.asarray(X @ Wx.T) + b
 
     def row_values(C):
-        slack = np.maximum(0.0, 1.0 - Ys * (base + C @ Wc.T))
+        slack = _slack(Ys, M, base + C @ Wc.T)
         return np.sum(slack ** 2, axis=1) + np.sum(C * D, axis=1), slack
 
     step = 1.0 / lipschitz
@@ -298,7 +320,7 @@ def _update_codes(X, C, S, Ys, Wx, Wc, b, lam2):
     previous, point, momentum = C, C, 1.0
     totals = [best_value.sum()]
     for _ in range(_CODE_MAX_ITER):
-        slack = np.maximum(0.0, 1.0 - Ys * (base + point @ Wc.T))
+        slack = _slack(Ys, M, base + point @ Wc.T)
         current = _project_rows_to_simplex(point - step * ((-2.0 * Ys * slack) @ Wc + D))
         value, _ = row_values(current)
         better = value < best_value
@@ -314,18 +336,19 @@ def _update_codes(X, C, S, Ys, Wx, Wc, b, lam2):
 
 
 def _grad_norm_at_zero(XT, C, Ys):
-    """Per-label gradient norm of the W block at W = 0, b = 0 (the Newton stopping scale)."""
+    """Per-label gradient norm of the W block at W = 0, b = 0 (the Newton stopping scale;
+    the slacks there are the mask, and -2 y_ik o_ik = -2 Ys)."""
     R = -2.0 * Ys
     gx = np.asarray(XT @ R)
     return np.sqrt(np.sum(gx ** 2, axis=0) + np.sum((C.T @ R) ** 2, axis=0)
                    + R.sum(axis=0) ** 2)
 
 
-def _fit_classifiers(X, XT, C, Ys, Wx, Wc, b, lam1, grad0):
+def _fit_classifiers(X, XT, C, Ys, M, Wx, Wc, b, lam1, grad0):
     """W block: l squared-hinge SVMs on [X, C, 1] by truncated Newton, warm-started.
 
-    Minimizes, for every label k independently,
-    ``lam1 (||w_k||^2 + ||v_k||^2) + sum_i max(0, 1 - y_ik (w_k^T x_i + v_k^T c_i + b_k))^2``.
+    Minimizes, for every label k independently, ``lam1 (||w_k||^2 + ||v_k||^2)
+    + sum_i o_ik max(0, 1 - y_ik (w_k^T x_i + v_k^T c_i + b_k))^2``.
     Each step: batched preconditioned CG on the generalized Hessian, then a per-label Armijo
     backtracking line search, so no label's objective ever increases.
     """
@@ -335,8 +358,8 @@ def _fit_classifiers(X, XT, C, Ys, Wx, Wc, b, lam1, grad0):
     C_sq = C * C
     todo = np.arange(Ys.shape[1])
     for _ in range(_NEWTON_MAX_ITER):
-        Yt, Ft = Ys[:, todo], F[:, todo]
-        slack = np.maximum(0.0, 1.0 - Yt * Ft)
+        Yt, Mt, Ft = Ys[:, todo], M[:, todo], F[:, todo]
+        slack = _slack(Yt, Mt, Ft)
         R = -2.0 * Yt * slack  # d loss / d F
         gx = 2.0 * lam1 * Wx[todo] + np.asarray(XT @ R).T
         gc = 2.0 * lam1 * Wc[todo] + (C.T @ R).T
@@ -345,7 +368,8 @@ def _fit_classifiers(X, XT, C, Ys, Wx, Wc, b, lam1, grad0):
         keep = gnorm > _NEWTON_RTOL * grad0[todo]
         if not keep.any():
             break
-        todo, Yt, Ft, slack = todo[keep], Yt[:, keep], Ft[:, keep], slack[:, keep]
+        todo, Yt, Mt, Ft = todo[keep], Yt[:, keep], Mt[:, keep], Ft[:, keep]
+        slack = slack[:, keep]
         gx, gc, gb = gx[keep], gc[keep], gb[keep]
         active = (slack > 0).astype(float)
         # Diagonal of the generalized Hessian, the preconditioner.
@@ -367,7 +391,7 @@ def _fit_classifiers(X, XT, C, Ys, Wx, Wc, b, lam1, grad0):
         accepted = np.zeros(todo.size, dtype=bool)
         for _ in range(30):
             wx_t, wc_t = wx + t[:, None] * px, wc + t[:, None] * pc
-            s_t = np.maximum(0.0, 1.0 - Yt * (Ft + t * Q))
+            s_t = _slack(Yt, Mt, Ft + t * Q)
             f_t = (lam1 * (np.sum(wx_t ** 2, axis=1) + np.sum(wc_t ** 2, axis=1))
                    + np.sum(s_t ** 2, axis=0))
             accepted |= f_t <= f0 + 1e-4 * t * slope

@@ -3,13 +3,15 @@
 The GLOCAL paper (Zhu, Kwok & Zhou, TKDE 2018, Sec. "Learning with Missing Labels") evaluates
 the methods that need full labels, BR and MLLOC, by first filling in the missing labels with
 MAXIDE (Xu, Jin & Zhou, NIPS 2013): MBR is MAXIDE + BR and MMLLOC is MAXIDE + MLLOC. Both are
-compositions of existing estimators through `TwoStage`.
+compositions of existing estimators through `TwoStage`. (Here `BR` and `MLLOC` also learn
+from the observed labels directly.)
 """
 
 import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods
 
 from .._base import MultiLabelMixin
@@ -37,6 +39,11 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
     learner : estimator or None, default=None
         Fitted on the completed labels; must have ``decision_function``. None means
         ``BR()``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the completer and the learner where they take a ``random_state`` left at
+        None (BR and MLLOC do; MAXIDE draws no random numbers), each with its own seed drawn
+        from this one, so that an int makes fits reproducible bit for bit. A
+        ``random_state`` already set on the completer or the learner is kept.
 
     Attributes
     ----------
@@ -55,11 +62,13 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
     _parameter_constraints = {
         "completer": [HasMethods(["fit"]), None],
         "learner": [HasMethods(["fit", "decision_function"]), None],
+        "random_state": ["random_state"],
     }
 
-    def __init__(self, completer=None, learner=None):
+    def __init__(self, completer=None, learner=None, random_state=None):
         self.completer = completer
         self.learner = learner
+        self.random_state = random_state
 
     def _default_completer(self):
         return MAXIDE()
@@ -81,6 +90,10 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
         self
         """
         X, Y_signed, J = self._check_training_data(X, Y)
+        rng = check_random_state(self.random_state)
+        # Both seeds are drawn every time, so the learner's does not depend on whether a
+        # completer ran.
+        completer_seed, learner_seed = rng.randint(np.iinfo(np.int32).max, size=2)
         Y_full = (Y_signed.T > 0).astype(float)
         start = time.perf_counter()
         if J is None:
@@ -88,7 +101,7 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
         else:
             Y_missing = np.where(J.T > 0, Y_full, np.nan)
             completer = self.completer if self.completer is not None else self._default_completer()
-            self.completer_ = clone(completer).fit(X, Y_missing)
+            self.completer_ = self._seeded(completer, completer_seed).fit(X, Y_missing)
             if hasattr(self.completer_, "fill"):
                 Y_full = np.asarray(self.completer_.fill(Y_missing), dtype=float)
             else:
@@ -100,11 +113,20 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
         self.fill_time_ = time.perf_counter() - start
         learner = self.learner if self.learner is not None else self._default_learner()
         start = time.perf_counter()
-        self.learner_ = clone(learner).fit(X, Y_full)
+        self.learner_ = self._seeded(learner, learner_seed).fit(X, Y_full)
         self.learn_time_ = time.perf_counter() - start
         self.Y_completed_ = Y_full
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _seeded(self, estimator, seed):
+        """A clone of ``estimator``, seeded when it takes a random_state left at None."""
+        estimator = clone(estimator)
+        params = estimator.get_params(deep=False)
+        if (self.random_state is not None and "random_state" in params
+                and params["random_state"] is None):
+            estimator.set_params(random_state=int(seed))
+        return estimator
 
     def decision_function(self, X):
         """The learner's label scores, shape (n_samples, n_labels)."""

@@ -1,0 +1,291 @@
+"""`GLOCALCV`: GLOCAL's hyperparameters by k-fold cross-validation along warm-started paths."""
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import KFold, ParameterGrid, check_cv
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted
+
+from . import _validation
+from ._base import MultiLabelMixin
+from .estimator import GLOCAL
+from .metrics import observed_average_precision_scorer
+
+# The default search: with and without a per-label bias, two latent dimensions, and a
+# regularization path of lam2 over two decades (half-decade steps), walked from strong to
+# weak regularization. 16 settings; every other parameter keeps the estimator's value.
+DEFAULT_PARAM_GRID = {"fit_intercept": [False, True], "n_latent": [10, 20],
+                      "lam2": [10.0, 3.0, 1.0, 0.3]}
+
+
+class GLOCALCV(MultiLabelMixin, BaseEstimator):
+    """GLOCAL with its hyperparameters chosen by cross-validation on observed labels.
+
+    The `sklearn.linear_model.RidgeCV` of this library: ``fit`` scores every setting of
+    ``param_grid`` by k-fold cross-validation, refits the best setting on all the data, and
+    then predicts like that fitted estimator. Y may hold missing labels (NaN): folds are
+    scored by `glocal.metrics.observed_average_precision_scorer`, which ranks each row
+    among its observed labels only (rows without an observed positive are skipped), so a
+    missing label neither rewards nor penalizes a setting.
+
+    **Paths and warm starts.** The settings that differ only in ``path_param`` form a path,
+    walked in decreasing order of ``path_param`` (strong to weak regularization for lam2).
+    On each fold the first point of a path is fitted from GLOCAL's own initial point and
+    every later one starts from the previous point's solution on the same fold (U, V, W and
+    the Z_m: the same training rows, so V carries over as it is), then runs GLOCAL's warm
+    start (the basic model) and Algorithm 1 as usual. The k-means groups of a fold and its
+    feature second moments (X^T X, per group too) are computed once and shared by all
+    settings (GLOCAL with the same ``random_state`` finds the same groups for every
+    setting, so this changes no result). Along the path the fits stop at ``path_tol``
+    (looser than GLOCAL's ``tol`` by default); the final refit on all data is a plain
+    ``estimator.set_params(**best_params_).fit(X, Y)``, from GLOCAL's own initial point at
+    its own ``tol``, the same model ``GridSearchCV(refit=True)`` would return. The grid and
+    the folds are exactly those given: nothing is skipped or pruned.
+
+    GLOCAL's objective is not convex, so a warm-started fit may end at a different local
+    solution than a fit from scratch; ``benchmarks/bench_glocalcv.py`` measures how the
+    chosen setting compares with ``GridSearchCV``'s.
+
+    Parameters
+    ----------
+    estimator : GLOCAL, GLObal or loCAL instance, default=None
+        The model whose settings are searched; its other parameters are kept. None means
+        ``GLOCAL()``.
+    param_grid : dict or list of dict, default=None
+        As for ``GridSearchCV``: parameter names of ``estimator`` to lists of values. None
+        means `DEFAULT_PARAM_GRID`: ``fit_intercept`` in {False, True}, ``n_latent`` in
+        {10, 20}, ``lam2`` in {10, 3, 1, 0.3}. Any parameter of the estimator may appear
+        (new ones need no change here).
+    path_param : str or None, default="lam2"
+        The parameter along which fits are warm-started; it must not change the shape of
+        the model (not ``n_latent``, ``n_groups`` or ``fit_intercept``). None fits every
+        setting from scratch. A grid without this parameter has paths of one point.
+    cv : int, cross-validation generator or iterable, default=5
+        As for ``GridSearchCV``; an int means shuffled `sklearn.model_selection.KFold`
+        seeded by ``random_state``.
+    path_tol : float or None, default=1e-3
+        ``tol`` of the fits along the paths (the refit uses the estimator's own ``tol``).
+        None means the estimator's ``tol``.
+    scoring : callable or None, default=None
+        ``scoring(estimator, X, Y)``, higher is better; None means
+        `glocal.metrics.observed_average_precision_scorer`.
+    refit : bool, default=True
+        Refit the best setting on all the data (needed for ``predict``).
+    n_jobs : int or None, default=None
+        Folds fitted in parallel by joblib (each fold walks all paths).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the folds when ``cv`` is an int, and the fits of an estimator whose own
+        ``random_state`` is None; an int makes ``fit`` reproducible bit for bit.
+    verbose : int, default=0
+        When positive, print one line per fitted setting and fold (score and seconds).
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The best setting refitted on all the data (when ``refit``).
+    best_params_ : dict
+        The setting of highest mean validation score (the first one on ties).
+    best_score_ : float
+        Its mean validation score.
+    best_index_ : int
+        Its index in ``cv_results_["params"]``.
+    cv_results_ : dict of ndarray
+        As ``GridSearchCV``'s, settings in ``ParameterGrid`` order: ``params``,
+        ``param_<name>``, ``split<i>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``, and
+        ``mean_n_iter`` (Algorithm 1's outer iterations, averaged over folds).
+    n_splits_ : int
+    refit_time_ : float
+        Seconds spent refitting the best setting.
+    n_features_in_ : int
+
+    See Also
+    --------
+    glocal.metrics.observed_average_precision_scorer : the scorer, for ``GridSearchCV``.
+
+    Examples
+    --------
+    >>> from glocal import GLOCAL, GLOCALCV
+    >>> from glocal.datasets import make_glocal_data
+    >>> from glocal.protocol import sample_observed
+    >>> data = make_glocal_data(random_state=0)
+    >>> Y = sample_observed(data.Y, 0.5, random_state=0)  # half the labels missing
+    >>> search = GLOCALCV(GLOCAL(n_latent=4), {"lam2": [4.0, 1.0]}, cv=3,
+    ...                   random_state=0).fit(data.X, Y)
+    >>> sorted(search.best_params_)
+    ['lam2']
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "decision_function"]), None],
+        "param_grid": [dict, list, None],
+        "path_param": [str, None],
+        "cv": ["cv_object"],
+        "path_tol": [Interval(Real, 0, None, closed="left"), None],
+        "scoring": [callable, None],
+        "refit": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, estimator=None, param_grid=None, path_param="lam2", cv=5,
+                 path_tol=1e-3, scoring=None, refit=True, n_jobs=None, random_state=None,
+                 verbose=0):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.path_param = path_param
+        self.cv = cv
+        self.path_tol = path_tol
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, Y, groups=None):
+        """Score every setting by cross-validation, then refit the best on all the data.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+            1 positive, 0 negative, NaN missing.
+        groups : array-like of shape (n_samples,), optional
+            GLOCAL's local groups (as for `GLOCAL.fit`), split with the rows; k-means on
+            each training fold when omitted. Not used to make the folds.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        base = self._base_estimator()
+        candidates = list(ParameterGrid(self._grid()))
+        for params in candidates:  # unknown names or values fail here, before any fit
+            clone(base).set_params(**params)
+        X = _validation.check_features(X)
+        _validation.check_labels(Y, X.shape[0], warn=False)
+        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
+        if groups is not None:
+            groups = _validation.check_groups(groups, X.shape[0])
+        folds = self._folds(X)
+        paths = _paths(candidates, self.path_param)
+        scorer = self.scoring if self.scoring is not None else observed_average_precision_scorer
+
+        runs = Parallel(n_jobs=self.n_jobs)(
+            delayed(_walk_fold)(base, candidates, paths, X, Y, groups, train, test, scorer,
+                                self.path_tol, self.path_param, i, len(folds), self.verbose)
+            for i, (train, test) in enumerate(folds))
+        self._store_results(candidates, runs)
+
+        if self.refit:
+            tic = time.perf_counter()
+            self.best_estimator_ = clone(base).set_params(**self.best_params_).fit(X, Y, groups)
+            self.refit_time_ = time.perf_counter() - tic
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _base_estimator(self):
+        base = clone(self.estimator) if self.estimator is not None else GLOCAL()
+        if not isinstance(base, GLOCAL):
+            raise ValueError(f"GLOCALCV searches GLOCAL, GLObal or loCAL; got "
+                             f"{type(base).__name__} (use GridSearchCV for other estimators)")
+        if base.random_state is None and self.random_state is not None:
+            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            base.set_params(random_state=seed)
+        return base
+
+    def _grid(self):
+        grid = DEFAULT_PARAM_GRID if self.param_grid is None else self.param_grid
+        if self.path_param in ("n_latent", "n_groups", "fit_intercept"):
+            raise ValueError(f"path_param={self.path_param!r} changes the shape of the model; "
+                             "warm starts need a weight such as 'lam2', 'lam', 'lam3' or 'lam4'")
+        return grid
+
+    def _folds(self, X):
+        cv = self.cv
+        if isinstance(cv, Integral):
+            cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
+        return list(check_cv(cv).split(X))
+
+    def _store_results(self, candidates, runs):
+        scores = np.array([run[0] for run in runs])  # n_splits x n_candidates
+        times = np.array([run[1] for run in runs])
+        n_iter = np.array([run[2] for run in runs])
+        results = {"params": candidates}
+        for name in sorted({name for params in candidates for name in params}):
+            column = np.ma.masked_all(len(candidates), dtype=object)
+            for i, params in enumerate(candidates):
+                if name in params:
+                    column[i] = params[name]
+            results[f"param_{name}"] = column
+        for i, split in enumerate(scores):
+            results[f"split{i}_test_score"] = split
+        mean = scores.mean(axis=0)
+        results["mean_test_score"] = mean
+        results["std_test_score"] = scores.std(axis=0)
+        # Rank 1 is the best; ties share the smallest rank and NaN (from a user's scorer)
+        # ranks last, as in GridSearchCV.
+        key = np.where(np.isnan(mean), np.inf, -mean)
+        results["rank_test_score"] = (np.searchsorted(np.sort(key), key) + 1).astype(np.int32)
+        results["mean_fit_time"] = times.mean(axis=0)
+        results["std_fit_time"] = times.std(axis=0)
+        results["mean_n_iter"] = n_iter.mean(axis=0)
+        self.cv_results_ = results
+        self.n_splits_ = len(runs)
+        self.best_index_ = int(np.argmin(key))
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(mean[self.best_index_])
+
+    def decision_function(self, X):
+        """Label scores of the refitted best setting, shape (n_samples, n_labels)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+
+def _paths(candidates, path_param):
+    """Candidate indices grouped into paths: same parameters but ``path_param``, which
+    decreases along each path. Paths are listed in order of their first candidate."""
+    paths = {}
+    for i, params in enumerate(candidates):
+        rest = tuple(sorted((name, repr(value)) for name, value in params.items()
+                            if name != path_param))
+        paths.setdefault(rest, []).append(i)
+    if path_param is None:
+        return [[i] for path in paths.values() for i in path]
+    return [sorted(path, key=lambda i: -candidates[i].get(path_param, np.inf))
+            for path in paths.values()]
+
+
+def _walk_fold(base, candidates, paths, X, Y, groups, train, test, scorer, path_tol,
+               path_param, fold, n_folds, verbose):
+    """Fit every candidate on one fold along its path; returns scores, times, iterations."""
+    n = len(candidates)
+    scores, times, n_iter = np.empty(n), np.empty(n), np.empty(n)
+    X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
+    cache = {}  # k-means groups and feature moments of this fold, shared by the settings
+    for path in paths:
+        previous = None
+        for i in path:
+            tic = time.perf_counter()
+            model = clone(base).set_params(**candidates[i])
+            if path_tol is not None:
+                model.set_params(tol=path_tol)
+            result = model._fit(X_train, Y_train, None if groups is None else groups[train],
+                                initial_point=previous, cache=cache)
+            previous = (result.U, result.V, result.W, result.Z) if path_param else None
+            times[i] = time.perf_counter() - tic
+            scores[i] = scorer(model, X_test, Y_test)
+            n_iter[i] = model.n_iter_
+            if verbose:
+                print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
+                      f"{scores[i]:.4f} ({times[i]:.2f} s, {model.n_init_iter_} + "
+                      f"{model.n_iter_} iterations)", flush=True)
+    return scores, times, n_iter

@@ -1,0 +1,228 @@
+"""Model selection with missing labels: GridSearchCV on NaN labels, and GLOCALCV."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from test_sklearn_compatibility import UNAVOIDABLE
+
+from glocal import GLOCAL, GLOCALCV, GLObal
+from glocal.baselines import BR
+from glocal.metrics import observed_average_precision_scorer
+from glocal.model_selection import DEFAULT_PARAM_GRID
+
+
+def _data(seed=0, n=90, d=10, l=8, rank=4, hidden=0.4):
+    """Labels of rank ``rank`` driven by the features; ``hidden`` of the entries are NaN."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    scores = X @ rng.standard_normal((d, rank)) @ rng.standard_normal((rank, l))
+    Y = (scores + 0.5 * rng.standard_normal((n, l)) > 1.0).astype(float)
+    Y_observed = Y.copy()
+    Y_observed[rng.random(Y.shape) < hidden] = np.nan
+    return X, Y_observed
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _data()
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # label warnings of small folds
+        yield
+
+
+FOLDS = KFold(3, shuffle=True, random_state=0)
+
+
+def test_gridsearchcv_tunes_glocal_with_missing_labels(data):
+    """With NaN in Y, GridSearchCV(GLOCAL()) scores every fold (no NaN) and picks the
+    setting that ranks better, not just the first one: a rank-1 model cannot rank labels
+    driven by four latent factors as well as a rank-4 one."""
+    X, Y = data
+    assert np.isnan(Y).mean() > 0.3
+    search = GridSearchCV(GLOCAL(random_state=0), {"n_latent": [1, 4]}, cv=FOLDS).fit(X, Y)
+    splits = np.array([search.cv_results_[f"split{i}_test_score"] for i in range(3)])
+    assert np.isfinite(splits).all()
+    assert search.best_params_ == {"n_latent": 4}
+    assert np.all(splits[:, 1] > splits[:, 0] + 0.01)
+
+
+def test_observed_scorer_in_gridsearchcv_is_score(data):
+    X, Y = data
+    grid = {"C": [0.01, 1.0]}
+    by_score = GridSearchCV(BR(random_state=0), grid, cv=FOLDS).fit(X, Y)
+    by_scorer = GridSearchCV(BR(random_state=0), grid, cv=FOLDS,
+                             scoring=observed_average_precision_scorer).fit(X, Y)
+    np.testing.assert_array_equal(by_score.cv_results_["mean_test_score"],
+                                  by_scorer.cv_results_["mean_test_score"])
+
+
+def test_without_warm_starts_glocalcv_is_gridsearchcv(data):
+    """Same grid, folds, scorer and tol, every fit from scratch: the very same scores (the
+    shared k-means groups are those each fit would find)."""
+    X, Y = data
+    grid = {"lam2": [4.0, 1.0], "fit_intercept": [False, True]}
+    base = GLOCAL(n_latent=3, random_state=0)
+    search = GridSearchCV(base, grid, cv=FOLDS, scoring=observed_average_precision_scorer)
+    search.fit(X, Y)
+    ours = GLOCALCV(base, grid, path_param=None, path_tol=None, cv=FOLDS).fit(X, Y)
+    assert ours.cv_results_["params"] == search.cv_results_["params"]
+    for key in ["split0_test_score", "split1_test_score", "split2_test_score",
+                "mean_test_score", "std_test_score", "rank_test_score"]:
+        np.testing.assert_array_equal(ours.cv_results_[key], search.cv_results_[key])
+    assert ours.best_params_ == search.best_params_
+    assert ours.best_score_ == search.best_score_
+    np.testing.assert_array_equal(ours.decision_function(X),
+                                  search.best_estimator_.decision_function(X))
+
+
+class _Recording(GLOCAL):
+    """GLOCAL that records, for every fit, its lam2 and whether it was warm-started."""
+
+    calls = []
+
+    def _fit(self, X, Y, groups=None, initial_point=None, cache=None):
+        result = super()._fit(X, Y, groups, initial_point, cache)
+        self.calls.append((self.fit_intercept, self.lam2, self.tol,
+                           initial_point is not None))
+        return result
+
+
+def test_paths_walk_lam2_downward_from_the_previous_solution(data):
+    X, Y = data
+    _Recording.calls.clear()
+    grid = {"lam2": [1.0, 10.0, 3.0], "fit_intercept": [False, True]}
+    model = GLOCALCV(_Recording(n_latent=3, random_state=0), grid, cv=FOLDS).fit(X, Y)
+    calls = _Recording.calls
+    assert len(calls) == 3 * 6 + 1  # every setting on every fold, then the refit
+    path = [(10.0, False), (3.0, True), (1.0, True)]  # (lam2, warm-started) along a path
+    for fold in range(3):
+        for intercept in (False, True):
+            walked = [(lam2, warm) for fi, lam2, _, warm in calls[6 * fold:6 * fold + 6]
+                      if fi == intercept]
+            assert walked == path
+    assert {tol for _, _, tol, _ in calls[:-1]} == {1e-3}  # path_tol along the paths
+    assert calls[-1][2] == 1e-4 and not calls[-1][3]  # the refit: cold, at the model's tol
+    assert model.cv_results_["params"] == list(ParameterGrid(grid))
+
+
+def test_fitted_attributes_refit_and_pickle(data, capsys):
+    X, Y = data
+    grid = {"lam2": [4.0, 1.0], "n_latent": [1, 3]}
+    model = GLOCALCV(GLObal(random_state=0), grid, cv=3, random_state=0, verbose=1).fit(X, Y)
+    out = capsys.readouterr().out
+    assert out.count("[GLOCALCV] fold") == 3 * 4
+    results = model.cv_results_
+    mean = np.mean([results[f"split{i}_test_score"] for i in range(3)], axis=0)
+    np.testing.assert_allclose(results["mean_test_score"], mean)
+    assert model.best_index_ == int(np.argmax(mean))
+    assert model.best_params_ == results["params"][model.best_index_]
+    assert model.best_score_ == results["mean_test_score"].max()
+    assert results["rank_test_score"][model.best_index_] == 1
+    assert list(results["param_lam2"]) == [4.0, 4.0, 1.0, 1.0]
+    assert model.n_splits_ == 3 and model.n_features_in_ == X.shape[1]
+    assert type(model.best_estimator_) is GLObal
+    refit = clone(GLObal(random_state=0)).set_params(**model.best_params_).fit(X, Y)
+    np.testing.assert_array_equal(model.decision_function(X), refit.decision_function(X))
+    assert model.score(X, Y) == refit.score(X, Y)
+    np.testing.assert_array_equal(model.predict(X), refit.predict(X))
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    # An int random_state makes the whole search reproducible.
+    twice = GLOCALCV(GLObal(random_state=0), grid, cv=3, random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(twice.cv_results_["mean_test_score"],
+                                  results["mean_test_score"])
+
+
+def test_without_refit_there_is_no_model(data):
+    from sklearn.exceptions import NotFittedError
+
+    X, Y = data
+    model = GLOCALCV(GLOCAL(n_latent=2, random_state=0), {"lam2": [1.0]}, cv=2,
+                     refit=False).fit(X, Y)
+    assert model.best_params_ == {"lam2": 1.0}
+    with pytest.raises(NotFittedError):
+        model.decision_function(X)
+
+
+def test_default_grid():
+    assert GLOCALCV().param_grid is None
+    assert len(ParameterGrid(DEFAULT_PARAM_GRID)) == 16
+    assert DEFAULT_PARAM_GRID["lam2"] == sorted(DEFAULT_PARAM_GRID["lam2"], reverse=True)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(estimator=BR()), "GLOCAL, GLObal or loCAL"),
+    (dict(path_param="n_latent"), "changes the shape"),
+    (dict(param_grid={"no_such": [1]}), "no_such"),
+    (dict(path_tol=-1.0), "path_tol"),
+    (dict(cv="five"), "cv"),
+])
+def test_bad_parameters(data, params, message):
+    X, Y = data
+    with pytest.raises(ValueError, match=message):
+        GLOCALCV(**params).fit(X, Y)
+
+
+def test_bad_labels(data):
+    X, Y = data
+    with pytest.raises(ValueError, match="0, 1 or NaN"):
+        GLOCALCV().fit(X, 2 * np.nan_to_num(Y))
+
+
+def test_given_groups_are_split_with_the_rows(data):
+    X, Y = data
+    groups = np.where(X[:, 0] > 0, "a", "b")
+    model = GLOCALCV(GLOCAL(n_latent=2, n_groups=5, random_state=0), {"lam2": [4.0, 1.0]},
+                     cv=2, random_state=0).fit(X, Y, groups)
+    assert model.best_estimator_.n_groups_ == 2  # the given groups, not k-means' five
+    with pytest.raises(ValueError, match="groups must give one group id per row"):
+        GLOCALCV(param_grid={"lam2": [1.0]}, cv=2).fit(X, Y, groups[:-1])
+
+
+@parametrize_with_checks(
+    [GLOCALCV(GLOCAL(n_latent=2, n_groups=2, max_iter=3, init_max_iter=3), {"lam2": [1.0, 0.5]},
+              cv=2)],
+    expected_failed_checks=lambda estimator: UNAVOIDABLE, xfail_strict=True)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)  # the same unavoidable failures as every estimator (see that module)
+
+
+def test_a_nan_score_ranks_last(data):
+    X, Y = data
+
+    def scoring(estimator, X, Y):
+        return np.nan if estimator.lam2 == 4.0 else observed_average_precision_scorer(
+            estimator, X, Y)
+
+    model = GLOCALCV(GLOCAL(n_latent=2, random_state=0), {"lam2": [4.0, 1.0, 0.5]},
+                     scoring=scoring, cv=2, refit=False).fit(X, Y)
+    assert model.best_params_ != {"lam2": 4.0}
+    assert model.cv_results_["rank_test_score"][0] == 3
+
+
+def test_solver_starts_from_a_given_point(make_problem):
+    """The warm-start hook of `glocal_fit`: from its own solution Algorithm 1 starts where
+    the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""
+    from glocal.solver import glocal_fit
+
+    data, _, _ = make_problem(seed=3)
+    first = glocal_fit(data, 3, random_state=0)
+    point = (first.U, first.V, first.W, first.Z)
+    again = glocal_fit(data, 3, init_max_iter=0, random_state=1, initial_point=point)
+    assert again.objective_history[0] == pytest.approx(first.objective_history[-1], rel=1e-10)
+    assert again.n_iter <= 2
+    assert np.all(np.diff(again.objective_history) <= 0)
+    from_w = glocal_fit(data, 3, init_max_iter=0, initial_point=(first.U, None, first.W,
+                                                                  first.Z))
+    assert from_w.objective_history[-1] <= from_w.objective_history[0]
+    with pytest.raises(ValueError, match=r"initial_point: U has shape \(6, 2\)"):
+        glocal_fit(data, 3, initial_point=(first.U[:, :2], first.V, first.W, first.Z))

@@ -25,7 +25,7 @@ def test_reproduce_quick_on_synthetic_data(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["reproduce", "--quick", "--datasets", "synthetic", "--out", str(out)]) == 0
     assert (out / "results.csv").is_file() and (out / "report.md").is_file()
-    assert "[3/3]" in capsys.readouterr().out
+    assert "[4/4]" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("args, message", [

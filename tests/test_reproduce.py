@@ -40,7 +40,7 @@ def test_quick_mode_writes_one_row_per_run_and_the_report(tmp_path):
 
     stored = read_results(tmp_path / "results.csv")
     assert _run_keys(stored) == [("synthetic", 0, 1.0, "GLOCAL"), ("synthetic", 0, 1.0, "BR"),
-                                 ("synthetic", 0, 0.3, "GLOCAL")]  # BR: no missing labels
+                                 ("synthetic", 0, 0.3, "GLOCAL"), ("synthetic", 0, 0.3, "BR")]
     assert _run_keys(rows) == _run_keys(stored)
     for row in stored:
         assert row["n_train"] == 300 and 0 < row["n_test"] <= 200  # 500 rows, 60/40
@@ -55,7 +55,7 @@ def test_quick_mode_writes_one_row_per_run_and_the_report(tmp_path):
     # GLOCAL and BR alone: no small-cluster design unless asked for.
     assert not any(row["small_clusters"] for row in stored)
     assert all(math.isnan(row[f"small_{m}"]) for row in stored for m in MEASURES)
-    assert any(line.startswith("[3/3]") and "ETA" in line for line in lines)
+    assert any(line.startswith("[4/4]") and "ETA" in line for line in lines)
 
     report = (tmp_path / "report.md").read_text()
     for title in ("## Full labels, test (rho = 1)",
@@ -95,9 +95,9 @@ def test_interrupted_run_resumes_without_losing_or_repeating_runs(tmp_path, monk
 
     monkeypatch.setattr(runner, "_run", original)
     rows, lines = _quick(tmp_path, n_repeats=2)
-    assert any(line.startswith("6 runs, 3 already in") for line in lines)
+    assert any(line.startswith("8 runs, 3 already in") for line in lines)
     stored = read_results(tmp_path / "results.csv")
-    assert len(set(_run_keys(stored))) == len(stored) == 6
+    assert len(set(_run_keys(stored))) == len(stored) == 8
     assert stored[:3] == finished  # kept as they were, not recomputed
     assert _run_keys(stored) == _run_keys(rows)
     assert (tmp_path / "report.md").is_file()
@@ -259,11 +259,11 @@ def test_results_of_the_old_format_are_read_rendered_and_resumed(tmp_path):
     # the new format (the old rows keep their values, their new columns empty).
     rows, lines = _quick(tmp_path, methods=("GLOCAL", "BR", "LEML"),
                          observed_fractions=(1.0, 0.7))
-    assert any(line.startswith("5 runs, 3 already in") for line in lines)
+    assert any(line.startswith("6 runs, 3 already in") for line in lines)
     stored = read_results(path)
     assert all(_same(a, b) for a, b in zip(stored[:3], old))
     assert path.read_text().splitlines()[0] == ",".join(FIELDS)
-    assert [row["method"] for row in stored[3:]] == ["LEML", "LEML"]
+    assert [row["method"] for row in stored[3:]] == ["LEML", "BR", "LEML"]
 
     # Other columns than this version knows: refused.
     path.write_text(_OLD_RESULTS.replace("time_tuning", "time_other"))
@@ -308,8 +308,7 @@ def test_every_method_through_the_command_line(tmp_path, monkeypatch):
 
     full = {row["method"] for row in stored if row["rho"] == 1.0}
     missing = {row["method"] for row in stored if row["rho"] == 0.3}
-    assert full == set(METHODS) and len(stored) == len(METHODS) * 2 - 2
-    assert missing == set(METHODS) - {"BR", "MLLOC"}
+    assert full == missing == set(METHODS) and len(stored) == len(METHODS) * 2
     # MBR and MMLLOC fill in the missing labels with MAXIDE at rho < 1 only, and time it.
     assert len(fills) == 2 and all(0.5 < share < 0.9 for share in fills)
     two_stage = [row for row in stored if row["method"] in ("MBR", "MMLLOC")]
@@ -346,7 +345,7 @@ def test_every_method_through_the_command_line(tmp_path, monkeypatch):
     ours = [name for name in header[3:] if not name.startswith("paper")]
     assert ours[:3] == ["GLObal", "loCAL", "BR"] and ours[-1] == "GLOCAL"
     recovery = next(text for title, text in tables.items() if "recovery" in title)
-    assert "| BR |" not in recovery and "MAXIDE" in recovery
+    assert "| BR |" in recovery and "MAXIDE" in recovery  # every method at rho < 1
     timing = next(text for title, text in tables.items() if title.startswith("Fit time"))
     assert all(f"| synthetic | {method} |" in timing for method in METHODS)
 
@@ -385,7 +384,7 @@ def test_default_datasets_are_the_papers_found_in_the_data_directory(tmp_path):
     data = make_glocal_data(n_samples=90, random_state=0)
     dump_svmlight_file(data.X, data.Y, str(tmp_path / "health.svm"), multilabel=True)
     rows = run_reproduction(methods=("BR",), data_dir=tmp_path, out_dir=tmp_path / "out",
-                            quick=True, progress=lambda line: None)
+                            observed_fractions=(1.0,), quick=True, progress=lambda line: None)
     assert [row["dataset"] for row in rows] == ["health"]
     with pytest.raises(FileNotFoundError, match="none of the paper's datasets"):
         run_reproduction(data_dir=tmp_path / "out", out_dir=tmp_path / "out2", quick=True,

@@ -27,8 +27,10 @@ competitors of `glocal.baselines`, each with the cross-validation grid documente
 rows, and the recovery its scores on the training rows: ``completed_scores_`` for MAXIDE
 (the completed label matrix; it equals MAXIDE's ``decision_function`` on the training rows,
 as MAXIDE is a linear model of X), ``decision_function(X_train)`` for the others. BR and
-MLLOC cannot learn with missing labels and run at rho = 1 only; MBR and MMLLOC fill in the
-missing labels with MAXIDE first (with full labels they are BR and MLLOC).
+MLLOC learn each label on the rows where it is observed; MBR and MMLLOC fill in the missing
+labels with MAXIDE first (with full labels they are BR and MLLOC). GLOCAL, GLObal and loCAL
+are tuned by `glocal.GLOCALCV` (warm-started paths), the others by
+`glocal.protocol.select_hyperparameters`, on the same folds with the same scorer.
 
 **Small clusters** (the paper's table of GLObal, loCAL and GLOCAL on the clusters holding
 under 5% of the samples). With ``small_clusters=True``, every repetition clusters all the

@@ -30,9 +30,6 @@ class Method(NamedTuple):
         parameters, nested ones included, set per repetition).
     param_grid : dict
         Grid searched by 5-fold cross-validation on every training set.
-    missing_labels : bool
-        Whether it learns with missing labels (NaN in Y); methods that cannot are run at
-        rho = 1 only.
     ablation_grid : dict or list of dict or None
         The grid searched instead in the small-cluster ablation (the weights of the
         correlation terms, for the GLOCAL family); None: `param_grid` there too.
@@ -40,7 +37,6 @@ class Method(NamedTuple):
 
     estimator: object
     param_grid: dict
-    missing_labels: bool
     ablation_grid: object = None
 
     def grid(self, small_clusters):
@@ -53,16 +49,16 @@ class Method(NamedTuple):
 # Grids: see glocal.protocol. The two-stage methods are built with explicit parts so that
 # the grid can reach the learner's parameters (``learner__C``).
 METHODS = {
-    "GLOCAL": Method(GLOCAL(), GLOCAL_GRID, True, GLOCAL_ABLATION_GRID),
-    "BR": Method(BR(), BR_GRID, False),
-    "GLObal": Method(GLObal(), GLOCAL_GRID, True, GLOBAL_ABLATION_GRID),
-    "loCAL": Method(loCAL(), GLOCAL_GRID, True, LOCAL_ABLATION_GRID),
-    "LEML": Method(LEML(), LEML_GRID, True),
-    "ML-LRC": Method(MLLRC(), MLLRC_GRID, True),
-    "MLLOC": Method(MLLOC(), MLLOC_GRID, False),
-    "MAXIDE": Method(MAXIDE(), MAXIDE_GRID, True),
-    "MBR": Method(MBR(completer=MAXIDE(), learner=BR()), MBR_GRID, True),
-    "MMLLOC": Method(MMLLOC(completer=MAXIDE(), learner=MLLOC()), MMLLOC_GRID, True),
+    "GLOCAL": Method(GLOCAL(), GLOCAL_GRID, GLOCAL_ABLATION_GRID),
+    "BR": Method(BR(), BR_GRID),
+    "GLObal": Method(GLObal(), GLOCAL_GRID, GLOBAL_ABLATION_GRID),
+    "loCAL": Method(loCAL(), GLOCAL_GRID, LOCAL_ABLATION_GRID),
+    "LEML": Method(LEML(), LEML_GRID),
+    "ML-LRC": Method(MLLRC(), MLLRC_GRID),
+    "MLLOC": Method(MLLOC(), MLLOC_GRID),
+    "MAXIDE": Method(MAXIDE(), MAXIDE_GRID),
+    "MBR": Method(MBR(completer=MAXIDE(), learner=BR()), MBR_GRID),
+    "MMLLOC": Method(MMLLOC(completer=MAXIDE(), learner=MLLOC()), MMLLOC_GRID),
 }
 
 PAPER_DATASETS = ("arts", "business", "computers", "education", "entertainment", "health",

@@ -132,8 +132,8 @@ label's positives and of its negatives are observed in the training labels \
 missing labels by the method's scores (rows whose missing labels hold no positive are \
 skipped); "prediction" scores the test split. Hyperparameters (when tuned) are chosen by \
 5-fold cross-validation on the training set, maximizing Ap over the observed labels only. \
-BR and MLLOC cannot learn with missing labels and are run at rho = 1 only; MBR and MMLLOC \
-fill in the missing labels with MAXIDE, then learn with BR and MLLOC."""
+BR and MLLOC learn each label on the training rows where it is observed; MBR and MMLLOC \
+fill in the missing labels with MAXIDE first, then learn with BR and MLLOC."""
 
 # The methods of each of the paper's tables, in its order (GLOCAL last).
 _PAPER_METHODS = {

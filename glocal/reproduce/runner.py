@@ -8,11 +8,14 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
 from ..datasets import load_dataset, make_glocal_data
+from ..estimator import GLOCAL
 from ..groups import kmeans_groups
 from .._io import atomic_output
+from ..model_selection import GLOCALCV
 from ..metrics import evaluate
 from ..protocol import evaluate_masked, random_splits, sample_observed, select_hyperparameters
 from .methods import (
@@ -38,7 +41,6 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
     ``out_dir/results.csv`` are skipped, so an interrupted call resumes where it stopped;
     its damaged rows and runs recorded twice are reported through ``progress`` (file and
     line) and run again (`glocal.reproduce.results.scan_results`).
-    Methods that cannot learn with missing labels (BR, MLLOC) are run at rho = 1 only.
 
     Parameters
     ----------
@@ -128,12 +130,8 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
                              f"now {config}); choose another output directory")
     done = {run_key(row) for row in results}
 
-    skipped = [name for name in methods if not METHODS[name].missing_labels]
-    if skipped and any(rho < 1 for rho in observed_fractions):
-        progress(f"{', '.join(skipped)} cannot learn with missing labels: run at rho = 1 only")
     plan = [(name, rep, rho, method) for name in data for rep in range(n_repeats)
-            for rho in observed_fractions for method in methods
-            if rho == 1 or METHODS[method].missing_labels]
+            for rho in observed_fractions for method in methods]
     todo = [run for run in plan if run not in done]
     progress(f"{len(plan)} runs, {len(plan) - len(todo)} already in {csv_path}")
 
@@ -255,9 +253,8 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
     grid = method.grid(config["small_clusters"])
     tic = time.perf_counter()
     if config["tune"]:
-        estimator.set_params(**select_hyperparameters(
-            estimator, grid, X_train, Y_observed, n_jobs=n_jobs,
-            random_state=_seed(seed, rep)))
+        estimator.set_params(**_tune(estimator, grid, X_train, Y_observed, n_jobs,
+                                     _seed(seed, rep)))
     tuning = time.perf_counter() - tic
     tic = time.perf_counter()
     estimator.fit(X_train, Y_observed, **fit_params)
@@ -290,6 +287,20 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
     for part in ("prediction", "recovery", "small"):
         row.update({f"{part}_{m}": scores.get(part, {}).get(m, np.nan) for m in MEASURES})
     return row
+
+
+def _tune(estimator, grid, X, Y, n_jobs, seed):
+    """The best parameters of ``grid`` by 5-fold cross-validation on the observed labels.
+
+    The GLOCAL family is tuned by `GLOCALCV` (warm-started lam2 paths, shared k-means and
+    moments per fold), the other methods by `glocal.protocol.select_hyperparameters`; both
+    use the same shuffled folds and the same scorer.
+    """
+    if not isinstance(estimator, GLOCAL):
+        return select_hyperparameters(estimator, grid, X, Y, n_jobs=n_jobs, random_state=seed)
+    search = GLOCALCV(estimator, param_grid=grid, refit=False, n_jobs=n_jobs,
+                      cv=KFold(n_splits=5, shuffle=True, random_state=seed))
+    return search.fit(X, Y).best_params_
 
 
 def _grid_keys(grid):

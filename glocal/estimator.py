@@ -1,11 +1,13 @@
 """The GLOCAL estimator: validate, call `glocal.solver.glocal_fit`, keep the arrays."""
 
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
@@ -51,9 +53,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     lam4 : float, default=1e-3
         Weight of the local label-manifold regularizers.
     max_iter : int, default=30
-        Maximum number of outer iterations of Algorithm 1.
+        Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
+        when it was reached before ``tol``.
     init_max_iter : int, default=30
-        Maximum number of rounds of the warm start (the basic model, Eq. ``eqn:init``).
+        Maximum number of rounds of the warm start (the basic model, Eq. ``eqn:init``),
+        with the same warning.
     tol : float, default=1e-4
         Relative decrease of the objective below which a loop stops.
     optimizer : {"auto", "trust_regions", "conjugate_gradient", "steepest_descent"} or dict, \
@@ -189,6 +193,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                 init_max_iter=self.init_max_iter, tol=self.tol,
                                 options=options, random_state=rng.randint(2**31 - 1),
                                 callback=self._report if self.verbose else None)
+        _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol)
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
@@ -230,6 +235,17 @@ def _store_params(estimator, arguments):
     for name, value in arguments.items():
         if name not in ("self", "__class__"):
             setattr(estimator, name, value)
+
+
+def _warn_unless_converged(result, init_max_iter, max_iter, tol):
+    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
+    for converged, loop, cap, name in [
+            (result.init_converged, "warm start", init_max_iter, "init_max_iter"),
+            (result.converged, "main loop", max_iter, "max_iter")]:
+        if not converged:
+            warnings.warn(f"GLOCAL's {loop} stopped at {name}={cap} before its relative "
+                          f"decrease fell below tol={tol}; increase {name} or tol",
+                          ConvergenceWarning)
 
 
 def _append_constant(X, value):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from glocal import GLOCAL, GLObal, loCAL
 from glocal.groups import group_index
@@ -223,6 +224,7 @@ def test_complete_labels_do_not_warn(multilabel_data):
     X, Y = multilabel_data(1, n=N, d=D, l=L)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a UserWarning; caps are tiny here
         _small(max_iter=2, init_max_iter=2).fit(X, Y)
 
 

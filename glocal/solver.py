@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
 from . import objective as obj
 from . import problems
@@ -240,7 +241,8 @@ class _Anderson:
 
     `step(x, g)` takes the current iterate and its image and returns the mixed point
     g - dG gamma, gamma minimizing ||f - dF gamma|| over the recorded differences of the
-    residuals f = g - x (None until one difference is recorded).
+    residuals f = g - x (None until one difference is recorded). The least-squares problem
+    is solved through its memory x memory normal equations: x may be long (d k entries).
     """
 
     def __init__(self, memory):
@@ -260,9 +262,15 @@ class _Anderson:
         self._last = (f, g)
         if not self._residual_steps:
             return None
-        dF = np.stack(self._residual_steps, axis=1)
-        gamma = np.linalg.lstsq(dF, f, rcond=1e-10)[0]
-        return g - np.stack(self._image_steps, axis=1) @ gamma
+        gram = np.array([[a @ b for b in self._residual_steps] for a in self._residual_steps])
+        rhs = np.array([a @ f for a in self._residual_steps])
+        # A tiny ridge keeps nearly parallel steps from blowing gamma up.
+        gram += 1e-10 * np.trace(gram) * np.eye(len(rhs))
+        gamma = scipy.linalg.solve(gram, rhs, assume_a="pos")
+        mixed = g.copy()
+        for coefficient, image_step in zip(gamma, self._image_steps):
+            mixed -= coefficient * image_step
+        return mixed
 
 
 def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,

@@ -398,3 +398,24 @@ def test_accelerated_fit_is_no_worse_than_the_plain_one(data):
                             options=SolverOptions(init_acceleration=memory))
         values[memory] = result.objective_history[-1]
     assert values[5] <= values[0] * (1 + 1e-4)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_w_preconditioner_woodbury_inverts_the_basic_hessian(sparse):
+    """More features than the limit, fewer samples: the n x n (Woodbury) form is exact for
+    the basic model and builds no d x d matrix."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(6)
+    n, d, k = 20, 40, N_LATENT
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.3)
+    X = sp.csr_matrix(X) if sparse else X
+    Y = np.where(rng.random((4, n)) < 0.5, 1.0, -1.0)
+    data = obj.GlocalData(X, Y, None, [np.arange(n)], lam=0.7, lam2=0.3)
+    preconditioner = problems.WPreconditioner(data, max_dense_features=30)
+    assert preconditioner._dual[0].shape == (n, n)
+    D = rng.standard_normal((d, k))
+    np.testing.assert_allclose(preconditioner(None, obj.w_hessp(D, None, data)), D,
+                               rtol=1e-8, atol=1e-10)
+    Ht = obj.moment_weights(np.zeros((1, k, k)), data, k)
+    assert preconditioner.for_weights(Ht) is preconditioner

@@ -86,16 +86,20 @@ def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True):
 def u_problem(V, Z, B, data):
     """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
 
-    Preconditioned by the exact inverse Hessian of the basic model (one k x k block per row).
+    Costs and derivatives come from the block's sufficient statistics (`u_statistics`);
+    preconditioned by the exact inverse Hessian of the basic model (one k x k block per
+    row, or one for all rows when every label is observed).
     """
     l, k = data.Y.shape[0], V.shape[0]
-    inverse_blocks = np.linalg.inv(obj.u_row_hessians(V, data)) / 2.0
+    stats = obj.u_statistics(V, data)
+    inverse = obj.UStatistics(np.linalg.inv(obj.u_row_hessians(stats, data)) / 2.0,
+                              None, 0.0)
 
     def preconditioner(point, vector):
-        return np.einsum("lab,lb->la", inverse_blocks, vector)
+        return inverse.apply_gram(vector)
 
-    return _problem(Euclidean(l, k), lambda U: obj.u_cost_grad(U, V, Z, B, data),
-                    lambda D: obj.u_hessp(D, V, Z, B, data), preconditioner)
+    return _problem(Euclidean(l, k), lambda U: obj.u_cost_grad(U, stats, Z, B, data),
+                    lambda D: obj.u_hessp(D, stats, Z, B, data), preconditioner)
 
 
 def v_problem(U, P, data):

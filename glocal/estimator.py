@@ -68,6 +68,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
         Solve the V block by the paper's closed form instead of an optimizer.
+    solver_options : dict, default=None
+        Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
+        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated warm
+        start. None of them changes the objective, only how it is minimized.
     fit_intercept : bool, default=False
         Not part of the paper's model. When True, a constant feature of value
         ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
@@ -134,6 +138,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"auto", *OPTIMIZERS}), dict],
         "v_closed_form": ["boolean"],
+        "solver_options": [dict, None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -142,8 +147,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
-                 random_state=None, verbose=0):
+                 v_closed_form=True, solver_options=None, fit_intercept=False,
+                 intercept_scaling=1.0, random_state=None, verbose=0):
         _store_params(self, locals())
 
     def fit(self, X, Y, groups=None):
@@ -184,7 +189,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             X = _append_constant(X, self.intercept_scaling)
         data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
                           *self._manifold_weights())
-        options = SolverOptions(optimizer=self.optimizer, v_closed_form=self.v_closed_form)
+        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
         # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
@@ -237,6 +242,16 @@ def _store_params(estimator, arguments):
             setattr(estimator, name, value)
 
 
+def _solver_options(optimizer, v_closed_form, extra):
+    """The `SolverOptions` of a fit; unknown names in ``extra`` are a ValueError."""
+    extra = dict(extra or {})
+    allowed = set(SolverOptions.__dataclass_fields__) - {"optimizer", "v_closed_form"}
+    unknown = sorted(set(extra) - allowed)
+    if unknown:
+        raise ValueError(f"unknown solver_options {unknown}; expected some of {sorted(allowed)}")
+    return SolverOptions(optimizer=optimizer, v_closed_form=v_closed_form, **extra)
+
+
 def _warn_unless_converged(result, init_max_iter, max_iter, tol):
     """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
     for converged, loop, cap, name in [
@@ -273,8 +288,8 @@ class GLObal(GLOCAL):
 
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
-                 random_state=None, verbose=0):
+                 v_closed_form=True, solver_options=None, fit_intercept=False,
+                 intercept_scaling=1.0, random_state=None, verbose=0):
         _store_params(self, locals())
 
     def _manifold_weights(self):
@@ -293,8 +308,8 @@ class loCAL(GLOCAL):
 
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
-                 random_state=None, verbose=0):
+                 v_closed_form=True, solver_options=None, fit_intercept=False,
+                 intercept_scaling=1.0, random_state=None, verbose=0):
         _store_params(self, locals())
 
     def _manifold_weights(self):

@@ -419,3 +419,16 @@ def test_w_preconditioner_woodbury_inverts_the_basic_hessian(sparse):
                                rtol=1e-8, atol=1e-10)
     Ht = obj.moment_weights(np.zeros((1, k, k)), data, k)
     assert preconditioner.for_weights(Ht) is preconditioner
+
+
+def test_estimator_passes_solver_options(multilabel_data):
+    from glocal import GLOCAL
+
+    X, Y = multilabel_data(0, n=60, d=8, l=5)
+    plain = GLOCAL(n_latent=3, n_groups=2, random_state=0, tol=1e-8, max_iter=100,
+                   init_max_iter=500, solver_options={"init_acceleration": 0}).fit(X, Y)
+    mixed = GLOCAL(n_latent=3, n_groups=2, random_state=0, tol=1e-8, max_iter=100,
+                   init_max_iter=500).fit(X, Y)
+    assert mixed.n_init_iter_ < plain.n_init_iter_
+    with pytest.raises(ValueError, match=r"unknown solver_options \['speed'\]"):
+        GLOCAL(solver_options={"speed": 2}).fit(X, Y)

@@ -108,7 +108,17 @@ def masked(data, A):
 
 def label_residual(U, V, data):
     """J o (U V - Y): the residual of the label factorization on the observed entries."""
-    return masked(data, U @ V - data.Y)
+    residual = U @ V
+    residual -= data.Y  # in place: l x n arrays are the largest of a fit with many labels
+    if data.J is not None:
+        residual *= data.J
+    return residual
+
+
+def _squared_norm(A):
+    """||A||^2 without a temporary of A's size."""
+    A = np.ascontiguousarray(A).ravel()
+    return float(A @ A)
 
 
 def group_grams(P, data):
@@ -175,7 +185,7 @@ def basic_objective(U, V, W, data, P=None):
     if P is None:
         P = data.X @ W
     return float(
-        np.sum(label_residual(U, V, data) ** 2)
+        _squared_norm(label_residual(U, V, data))
         + data.lam * np.sum((V - P.T) ** 2)
         + data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
     )

@@ -158,11 +158,11 @@ class WPreconditioner:
         if self._dense:
             self._gram = data.gram if data.gram is not None else obj._dense(X.T @ X)
             self._factor = scipy.linalg.cho_factor(self._lam * self._gram
-                                                   + self._lam2 * np.eye(d))
+                                                   + self._lam2 * np.eye(d), overwrite_a=True)
             self._eigen = None  # eigendecomposition of C, made when first needed
         elif n <= max_dense_features:
             self._dual = scipy.linalg.cho_factor(self._lam * obj._dense(X @ X.T)
-                                                 + self._lam2 * np.eye(n))
+                                                 + self._lam2 * np.eye(n), overwrite_a=True)
         else:
             squares = X.multiply(X) if hasattr(X, "multiply") else X * X
             self._eigen = (np.asarray(squares.sum(axis=0)).ravel(), None)

@@ -169,6 +169,7 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
     That map converges linearly and slowly (about 0.8 per round); Anderson mixing of its
     last ``init_acceleration`` iterates extrapolates it, and a mixed point is kept only when
     its objective (with V re-solved) is below the current one, so every round is monotone.
+    The mixed rounds' decreases are uneven: they stop after two rounds in a row below tol.
 
     Returns U, V, W, the objective history (initial point first), the number of rounds and
     whether ``tol`` was met before ``max_iter`` rounds.
@@ -196,7 +197,9 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
             history.append(value)
         if callback is not None:
             callback("init", n_rounds, history[-1])
-        if _converged(history, tol):
+        # A mixed round can gain little right after a large extrapolated one, so the mixed
+        # warm start stops only after two rounds in a row below tol.
+        if _converged(history, tol) and (mixing is None or _converged(history[:-1], tol)):
             converged = True
             break
     return U, V, W, history, n_rounds, converged

@@ -162,8 +162,9 @@ def test_u_hessp(case):
     U, V, W, Z = case.point
     D = case.rng.standard_normal(U.shape)
     B = obj.label_side_weights(case.X @ W, case.data)
-    close(obj.u_hessp(D, _u_stats(V, case), Z, B, case.data), hvp(case.full, 0, (U, V, W, Z), D))
-    close(obj.u_hessp(D, _u_stats(V, case), Z, None, case.data), hvp(case.basic, 0, (U, V, W, Z), D))
+    stats = _u_stats(V, case)
+    close(obj.u_hessp(D, stats, Z, B, case.data), hvp(case.full, 0, (U, V, W, Z), D))
+    close(obj.u_hessp(D, stats, Z, None, case.data), hvp(case.basic, 0, (U, V, W, Z), D))
 
 
 def test_v_hessp(case):

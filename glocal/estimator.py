@@ -1,12 +1,14 @@
 """The GLOCAL estimator: validate, call `glocal.solver.glocal_fit`, keep the arrays."""
 
 import time
+import warnings
 from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
@@ -52,9 +54,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     lam4 : float, default=1e-3
         Weight of the local label-manifold regularizers.
     max_iter : int, default=30
-        Maximum number of outer iterations of Algorithm 1.
+        Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
+        when it was reached before ``tol``.
     init_max_iter : int, default=30
-        Maximum number of rounds of the warm start (the basic model, Eq. ``eqn:init``).
+        Maximum number of rounds of the warm start (the basic model, Eq. ``eqn:init``),
+        with the same warning.
     tol : float, default=1e-4
         Relative decrease of the objective below which a loop stops.
     optimizer : {"auto", "trust_regions", "conjugate_gradient", "steepest_descent"} or dict, \
@@ -65,6 +69,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
         Solve the V block by the paper's closed form instead of an optimizer.
+    solver_options : dict, default=None
+        Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
+        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated warm
+        start. None of them changes the objective, only how it is minimized.
     fit_intercept : bool, default=False
         Not part of the paper's model. When True, a constant feature of value
         ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
@@ -131,6 +139,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"auto", *OPTIMIZERS}), dict],
         "v_closed_form": ["boolean"],
+        "solver_options": [dict, None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -139,8 +148,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
-                 random_state=None, verbose=0):
+                 v_closed_form=True, solver_options=None, fit_intercept=False,
+                 intercept_scaling=1.0, random_state=None, verbose=0):
         _store_params(self, locals())
 
     def fit(self, X, Y, groups=None):
@@ -202,7 +211,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if key not in cache:
             cache[key] = with_feature_grams(data)
         data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
-        options = SolverOptions(optimizer=self.optimizer, v_closed_form=self.v_closed_form)
+        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
         # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
@@ -212,6 +221,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                 random_state=rng.randint(2**31 - 1),
                                 callback=self._report if self.verbose else None,
                                 initial_point=initial_point)
+        _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol)
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
@@ -255,6 +265,27 @@ def _store_params(estimator, arguments):
             setattr(estimator, name, value)
 
 
+def _solver_options(optimizer, v_closed_form, extra):
+    """The `SolverOptions` of a fit; unknown names in ``extra`` are a ValueError."""
+    extra = dict(extra or {})
+    allowed = set(SolverOptions.__dataclass_fields__) - {"optimizer", "v_closed_form"}
+    unknown = sorted(set(extra) - allowed)
+    if unknown:
+        raise ValueError(f"unknown solver_options {unknown}; expected some of {sorted(allowed)}")
+    return SolverOptions(optimizer=optimizer, v_closed_form=v_closed_form, **extra)
+
+
+def _warn_unless_converged(result, init_max_iter, max_iter, tol):
+    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
+    for converged, loop, cap, name in [
+            (result.init_converged, "warm start", init_max_iter, "init_max_iter"),
+            (result.converged, "main loop", max_iter, "max_iter")]:
+        if not converged:
+            warnings.warn(f"GLOCAL's {loop} stopped at {name}={cap} before its relative "
+                          f"decrease fell below tol={tol}; increase {name} or tol",
+                          ConvergenceWarning)
+
+
 def _append_constant(X, value):
     column = np.full((X.shape[0], 1), value)
     return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
@@ -280,8 +311,8 @@ class GLObal(GLOCAL):
 
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
-                 random_state=None, verbose=0):
+                 v_closed_form=True, solver_options=None, fit_intercept=False,
+                 intercept_scaling=1.0, random_state=None, verbose=0):
         _store_params(self, locals())
 
     def _manifold_weights(self):
@@ -300,8 +331,8 @@ class loCAL(GLOCAL):
 
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, fit_intercept=False, intercept_scaling=1.0,
-                 random_state=None, verbose=0):
+                 v_closed_form=True, solver_options=None, fit_intercept=False,
+                 intercept_scaling=1.0, random_state=None, verbose=0):
         _store_params(self, locals())
 
     def _manifold_weights(self):

@@ -108,7 +108,17 @@ def masked(data, A):
 
 def label_residual(U, V, data):
     """J o (U V - Y): the residual of the label factorization on the observed entries."""
-    return masked(data, U @ V - data.Y)
+    residual = U @ V
+    residual -= data.Y  # in place: l x n arrays are the largest of a fit with many labels
+    if data.J is not None:
+        residual *= data.J
+    return residual
+
+
+def _squared_norm(A):
+    """||A||^2 without a temporary of A's size."""
+    A = np.ascontiguousarray(A).ravel()
+    return float(A @ A)
 
 
 def group_grams(P, data):
@@ -175,19 +185,69 @@ def basic_objective(U, V, W, data, P=None):
     if P is None:
         P = data.X @ W
     return float(
-        np.sum(label_residual(U, V, data) ** 2)
+        _squared_norm(label_residual(U, V, data))
         + data.lam * np.sum((V - P.T) ** 2)
         + data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
     )
 
 
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
+#
+# With V fixed the label term is a quadratic in U through small sufficient statistics:
+#   ||J o (Y - U V)||^2 = sum_j u_j^T G_j u_j - 2 u_j^T t_j + ||J o Y||^2,
+# G_j = sum_i J_ji v_i v_i^T (one shared V V^T when every label is observed), t_j = (Y V^T)_j
+# (Y is 0 on missing entries). One pass over the l x n labels builds them; every cost,
+# gradient and Hessian product of the block then costs O(l k^2), not O(l n k).
 
-def u_cost_grad(U, V, Z, B, data):
-    """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept)."""
-    R = label_residual(U, V, data)
-    cost = np.sum(R ** 2) + data.lam2 * np.sum(U ** 2)
-    grad = R @ V.T + data.lam2 * U
+@dataclass(frozen=True)
+class UStatistics:
+    """Sufficient statistics of the U block for a fixed V (see `u_statistics`).
+
+    Attributes
+    ----------
+    gram : ndarray of shape (k, k) or (l, k, k)
+        V V^T when every label is observed, else G_j = sum_i J_ji v_i v_i^T for every label.
+    target : ndarray of shape (l, k)
+        Y V^T.
+    constant : float
+        ||J o Y||^2.
+    """
+
+    gram: np.ndarray
+    target: np.ndarray
+    constant: float
+
+    def apply_gram(self, U):
+        """Row j of the result is G_j u_j."""
+        if self.gram.ndim == 2:
+            return U @ self.gram
+        return np.matmul(self.gram, U[:, :, None])[:, :, 0]
+
+
+def u_statistics(V, data, chunk=4096):
+    """`UStatistics` of V: one pass over the labels, in column chunks of the l x n mask."""
+    k, n = V.shape
+    if data.J is None:
+        gram = V @ V.T
+    else:
+        gram = np.zeros((data.Y.shape[0], k * k))
+        for start in range(0, n, chunk):  # bounds the chunk x k x k outer products
+            cols = slice(start, start + chunk)
+            outer = np.einsum("ai,bi->iab", V[:, cols], V[:, cols]).reshape(-1, k * k)
+            gram += data.J[:, cols] @ outer
+        gram = gram.reshape(-1, k, k)
+    return UStatistics(gram, data.Y @ V.T, float(np.sum(data.Y ** 2)))
+
+
+def u_cost_grad(U, stats, Z, B, data):
+    """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept).
+
+    ``stats`` is `u_statistics` of the fixed V.
+    """
+    GU = stats.apply_gram(U)
+    cost = (np.sum(U * GU) - 2.0 * np.sum(U * stats.target) + stats.constant
+            + data.lam2 * np.sum(U ** 2))
+    grad = GU - stats.target + data.lam2 * U
     if B is not None:
         T = _transposed(Z) @ U  # Z_m^T U
         TB = T @ B
@@ -196,29 +256,22 @@ def u_cost_grad(U, V, Z, B, data):
     return float(cost), 2.0 * grad
 
 
-def u_hessp(D, V, Z, B, data):
+def u_hessp(D, stats, Z, B, data):
     """Hessian of Eq. ``uu`` applied to a direction D."""
-    out = masked(data, D @ V) @ V.T + data.lam2 * D
+    out = stats.apply_gram(D) + data.lam2 * D
     if B is not None:
         out += (Z @ ((_transposed(Z) @ D) @ B)).sum(axis=0)
     return 2.0 * out
 
 
-def u_row_hessians(V, data):
-    """Per-row Hessian blocks (halved) of Eq. ``uu`` without its manifold terms, (l, k, k).
+def u_row_hessians(stats, data):
+    """Per-row Hessian blocks (halved) of Eq. ``uu`` without its manifold terms.
 
-    Row j of U only meets the columns of V where label j is observed:
-    sum_i J_ji v_i v_i^T + lam2 I. Their inverse is an exact preconditioner for the basic
-    model and a good one with the manifold terms.
+    Row j of U only meets the columns of V where label j is observed: G_j + lam2 I, shape
+    (k, k) when all rows share it (every label observed), else (l, k, k). Their inverse is an
+    exact preconditioner for the basic model and a good one with the manifold terms.
     """
-    k = V.shape[0]
-    if data.J is None:
-        blocks = np.broadcast_to(V @ V.T, (data.Y.shape[0], k, k)).copy()
-    else:
-        outer = np.einsum("ai,bi->iab", V, V).reshape(V.shape[1], k * k)
-        blocks = (data.J @ outer).reshape(-1, k, k)
-    blocks += data.lam2 * np.eye(k)
-    return blocks
+    return stats.gram + data.lam2 * np.eye(stats.gram.shape[-1])
 
 
 # --- Block V (Eq. ``uv``): U, W fixed; the manifold terms do not involve V -------------
@@ -237,6 +290,20 @@ def v_hessp(D, U, data):
     return 2.0 * (U.T @ masked(data, U @ D) + (data.lam + data.lam2) * D)
 
 
+def v_decrease(V, V_new, U, data):
+    """Eq. ``uv``'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
+
+    The block is a quadratic with halved Hessian D -> U^T (J o (U D)) + (lam + lam2) D, so
+    the drop is that form at D = V - V_new: one product with U instead of two costs.
+    """
+    D = V - V_new
+    if data.J is None:
+        label_part = np.sum((U.T @ U @ D) * D)
+    else:
+        label_part = np.sum(masked(data, U @ D) ** 2)
+    return float(label_part + (data.lam + data.lam2) * np.sum(D ** 2))
+
+
 def v_closed_form(U, P, data, chunk=4096):
     """The paper's column-wise closed form for Eq. ``uv``, batched over columns.
 
@@ -246,8 +313,8 @@ def v_closed_form(U, P, data, chunk=4096):
     k = U.shape[1]
     rhs = data.lam * P.T + U.T @ data.Y  # Y is 0 on missing entries
     ridge = (data.lam + data.lam2) * np.eye(k)
-    if data.J is None:
-        return np.linalg.solve(U.T @ U + ridge, rhs)
+    if data.J is None:  # one well-conditioned k x k system (eigenvalues >= lam + lam2)
+        return np.linalg.inv(U.T @ U + ridge) @ rhs  # a k x n product: far faster than solve
     outer = np.einsum("la,lb->lab", U, U).reshape(U.shape[0], k * k)
     V = np.empty_like(rhs)
     for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory

@@ -86,16 +86,20 @@ def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True):
 def u_problem(V, Z, B, data):
     """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
 
-    Preconditioned by the exact inverse Hessian of the basic model (one k x k block per row).
+    Costs and derivatives come from the block's sufficient statistics (`u_statistics`);
+    preconditioned by the exact inverse Hessian of the basic model (one k x k block per
+    row, or one for all rows when every label is observed).
     """
     l, k = data.Y.shape[0], V.shape[0]
-    inverse_blocks = np.linalg.inv(obj.u_row_hessians(V, data)) / 2.0
+    stats = obj.u_statistics(V, data)
+    inverse = obj.UStatistics(np.linalg.inv(obj.u_row_hessians(stats, data)) / 2.0,
+                              None, 0.0)
 
     def preconditioner(point, vector):
-        return np.einsum("lab,lb->la", inverse_blocks, vector)
+        return inverse.apply_gram(vector)
 
-    return _problem(Euclidean(l, k), lambda U: obj.u_cost_grad(U, V, Z, B, data),
-                    lambda D: obj.u_hessp(D, V, Z, B, data), preconditioner)
+    return _problem(Euclidean(l, k), lambda U: obj.u_cost_grad(U, stats, Z, B, data),
+                    lambda D: obj.u_hessp(D, stats, Z, B, data), preconditioner)
 
 
 def v_problem(U, P, data):
@@ -132,7 +136,12 @@ class WPreconditioner:
     Hbar = sum_m (n_m / n) Ht_m, is exact when the groups' H_m agree and leaves an operator
     C (x) Hbar + lam2 I that two eigendecompositions invert. Without the manifold terms
     (Hbar = lam I) a Cholesky factor of lam C + lam2 I inverts it exactly and cheaply.
-    Above ``max_dense_features`` features C is replaced by its diagonal (d x d would not fit).
+
+    With more than ``max_dense_features`` features but at most that many samples, the
+    basic model's inverse is applied through the Woodbury identity
+    (lam C + lam2 I)^-1 = (I - lam X^T (lam X X^T + lam2 I)^-1 X) / lam2, from a Cholesky
+    factor of the n x n matrix (no d x d matrix); it then also stands in for the blocks with
+    manifold terms. With both above the limit, C is replaced by its diagonal.
 
     Calling the object applies the basic model's inverse; `for_weights` gives the one for a
     block with manifold terms.
@@ -140,26 +149,36 @@ class WPreconditioner:
 
     def __init__(self, data, max_dense_features=4000):
         X = data.X
+        n, d = X.shape
+        self._X = X
         self._lam, self._lam2 = data.lam, data.lam2
         self._fractions = data.group_fractions
-        self._dense = X.shape[1] <= max_dense_features
+        self._dense = d <= max_dense_features
+        self._dual = None
         if self._dense:
             self._gram = data.gram if data.gram is not None else obj._dense(X.T @ X)
             self._factor = scipy.linalg.cho_factor(self._lam * self._gram
-                                                   + self._lam2 * np.eye(X.shape[1]))
+                                                   + self._lam2 * np.eye(d), overwrite_a=True)
             self._eigen = None  # eigendecomposition of C, made when first needed
+        elif n <= max_dense_features:
+            self._dual = scipy.linalg.cho_factor(self._lam * obj._dense(X @ X.T)
+                                                 + self._lam2 * np.eye(n), overwrite_a=True)
         else:
             squares = X.multiply(X) if hasattr(X, "multiply") else X * X
             self._eigen = (np.asarray(squares.sum(axis=0)).ravel(), None)
 
     def __call__(self, point, vector):
         if self._dense:
-            return scipy.linalg.cho_solve(self._factor, vector) / 2.0
+            return scipy.linalg.cho_solve(self._factor, vector, check_finite=False) / 2.0
+        if self._dual is not None:
+            inner = scipy.linalg.cho_solve(self._dual, np.asarray(self._X @ vector),
+                                           check_finite=False)
+            return (vector - self._lam * np.asarray(self._X.T @ inner)) / (2.0 * self._lam2)
         return vector / (2.0 * (self._lam * self._eigen[0][:, None] + self._lam2))
 
     def for_weights(self, Ht):
         """The preconditioner of a W block with weights Ht (from `objective.moment_weights`)."""
-        if Ht is None:
+        if Ht is None or self._dual is not None:
             return self
         Hbar = np.tensordot(self._fractions, Ht, axes=1)
         gamma, R = np.linalg.eigh(Hbar)

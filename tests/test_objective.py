@@ -70,6 +70,11 @@ def _w_weights(U, Z, data):
     return obj.moment_weights(H, data, U.shape[1])
 
 
+def _u_stats(V, case, chunk=7):
+    """U-block statistics, built in small column chunks to cover the chunked path."""
+    return obj.u_statistics(V, case.data, chunk=chunk)
+
+
 def _w_cost_grad(W, V, Ht, data):
     XtV = np.asarray(data.X.T @ V.T)
     return obj.w_cost_grad(W, XtV, float(np.sum(V ** 2)), Ht, data)
@@ -111,10 +116,23 @@ def test_manifold_term_has_both_forms(case):
 def test_u_gradient(case):
     U, V, W, Z = case.point
     B = obj.label_side_weights(case.X @ W, case.data)
-    cost, gradient = obj.u_cost_grad(U, V, Z, B, case.data)
+    cost, gradient = obj.u_cost_grad(U, _u_stats(V, case), Z, B, case.data)
     close(gradient, grad(case.full, 0)(U, V, W, Z))
-    _, gradient_basic = obj.u_cost_grad(U, V, Z, None, case.data)
+    _, gradient_basic = obj.u_cost_grad(U, _u_stats(V, case), Z, None, case.data)
     close(gradient_basic, grad(case.basic, 0)(U, V, W, Z))
+
+
+def test_u_cost_is_the_label_terms_exactly(case):
+    """The statistics' cost equals ||J o (Y - U V)||^2 + lam2 ||U||^2 (+ manifold), not
+    just up to a constant."""
+    U, V, W, Z = case.point
+    data = case.data
+    residual = obj.label_residual(U, V, data)
+    B = obj.label_side_weights(case.X @ W, data)
+    expected = float(np.sum(residual ** 2) + data.lam2 * np.sum(U ** 2))
+    close(obj.u_cost_grad(U, _u_stats(V, case), Z, None, data)[0], expected, 1e-11)
+    close(obj.u_cost_grad(U, _u_stats(V, case, chunk=4096), Z, B, data)[0],
+          expected + obj.manifold_term(U, Z, B), 1e-11)
 
 
 def test_v_gradient(case):
@@ -144,8 +162,9 @@ def test_u_hessp(case):
     U, V, W, Z = case.point
     D = case.rng.standard_normal(U.shape)
     B = obj.label_side_weights(case.X @ W, case.data)
-    close(obj.u_hessp(D, V, Z, B, case.data), hvp(case.full, 0, (U, V, W, Z), D))
-    close(obj.u_hessp(D, V, Z, None, case.data), hvp(case.basic, 0, (U, V, W, Z), D))
+    stats = _u_stats(V, case)
+    close(obj.u_hessp(D, stats, Z, B, case.data), hvp(case.full, 0, (U, V, W, Z), D))
+    close(obj.u_hessp(D, stats, Z, None, case.data), hvp(case.basic, 0, (U, V, W, Z), D))
 
 
 def test_v_hessp(case):
@@ -180,11 +199,11 @@ def test_u_cost_is_objective_up_to_constant(case):
     U, V, W, Z = case.point
     U2 = case.other[0]
     B = obj.label_side_weights(case.X @ W, case.data)
-    _assert_same_differences(obj.u_cost_grad(U, V, Z, B, case.data)[0],
-                             obj.u_cost_grad(U2, V, Z, B, case.data)[0],
+    _assert_same_differences(obj.u_cost_grad(U, _u_stats(V, case), Z, B, case.data)[0],
+                             obj.u_cost_grad(U2, _u_stats(V, case), Z, B, case.data)[0],
                              case.full(U, V, W, Z), case.full(U2, V, W, Z))
-    _assert_same_differences(obj.u_cost_grad(U, V, Z, None, case.data)[0],
-                             obj.u_cost_grad(U2, V, Z, None, case.data)[0],
+    _assert_same_differences(obj.u_cost_grad(U, _u_stats(V, case), Z, None, case.data)[0],
+                             obj.u_cost_grad(U2, _u_stats(V, case), Z, None, case.data)[0],
                              case.basic(U, V, W, Z), case.basic(U2, V, W, Z))
 
 
@@ -223,7 +242,7 @@ def test_cost_and_gradient_are_consistent(case):
     B = obj.label_side_weights(case.X @ W, case.data)
     Ht = _w_weights(U, Z, case.data)
     blocks = [
-        (U, lambda x: obj.u_cost_grad(x, V, Z, B, case.data)),
+        (U, lambda x: obj.u_cost_grad(x, _u_stats(V, case), Z, B, case.data)),
         (V, lambda x: obj.v_cost_grad(x, U, case.X @ W, case.data)),
         (W, lambda x: _w_cost_grad(x, V, Ht, case.data)),
         (Z, lambda x: obj.z_cost_grad(x, U, B)),
@@ -256,12 +275,23 @@ def test_v_closed_form_is_the_minimizer(case, chunk):
     assert case.full(U, V_star, W, Z) < case.full(U, V, W, Z)
 
 
+def test_v_decrease_is_the_cost_difference(case):
+    U, V, W, Z = case.point
+    P = case.X @ W
+    V_star = obj.v_closed_form(U, P, case.data)
+    expected = obj.v_cost_grad(V, U, P, case.data)[0] - obj.v_cost_grad(V_star, U, P,
+                                                                       case.data)[0]
+    close(obj.v_decrease(V, V_star, U, case.data), expected, 1e-9)
+    close(obj.v_decrease(V, V_star, U, case.data),
+          case.full(U, V, W, Z) - case.full(U, V_star, W, Z), 1e-9)
+
+
 def test_u_row_hessians_are_the_basic_hessian_blocks(case):
     U, V, W, Z = case.point
     l, k = U.shape
-    blocks = obj.u_row_hessians(V, case.data)
+    blocks = obj.u_row_hessians(_u_stats(V, case), case.data)
     H = hessian(case.basic, 0)(U, V, W, Z)  # shape (l, k, l, k)
-    assert blocks.shape == (l, k, k)
+    blocks = np.broadcast_to(blocks, (l, k, k))  # one shared block when all are observed
     for i in range(l):
         close(blocks[i], H[i, :, i, :] / 2.0, 1e-10)
         for j in range(l):

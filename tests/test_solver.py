@@ -322,3 +322,113 @@ def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
         counts[name] = (len(calls), result.cost)
     assert counts["with"][1] == pytest.approx(counts["basic"][1], rel=1e-8)
     assert counts["with"][0] < counts["basic"][0]
+
+
+# --- convergence flags and the warning --------------------------------------------------
+
+def test_convergence_flags(data):
+    capped = glocal_fit(data, N_LATENT, max_iter=1, init_max_iter=1, tol=0.0, random_state=0)
+    assert not capped.init_converged and not capped.converged
+    done = glocal_fit(data, N_LATENT, max_iter=200, init_max_iter=200, tol=1e-4,
+                      random_state=0)
+    assert done.init_converged and done.converged
+    assert done.n_init_iter < 200 and done.n_iter < 200
+
+
+def test_estimator_warns_when_a_loop_hits_its_cap(multilabel_data):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from glocal import GLOCAL
+
+    X, Y = multilabel_data(0, n=60, d=8, l=5)
+    with pytest.warns(ConvergenceWarning, match="warm start stopped at init_max_iter=1"):
+        GLOCAL(n_latent=3, n_groups=2, init_max_iter=1, tol=0.0, random_state=0).fit(X, Y)
+    with pytest.warns(ConvergenceWarning, match="main loop stopped at max_iter=1"):
+        GLOCAL(n_latent=3, n_groups=2, max_iter=1, tol=0.0, random_state=0).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        GLOCAL(n_latent=3, n_groups=2, max_iter=200, init_max_iter=200,
+               random_state=0).fit(X, Y)
+
+
+# --- the accelerated warm start -----------------------------------------------------------
+
+def test_anderson_solves_a_linear_fixed_point_in_few_steps():
+    """On an affine contraction in R^m, Anderson with memory m is exact after m + 1 steps."""
+    rng = np.random.default_rng(0)
+    m = 4
+    A = rng.standard_normal((m, m))
+    A *= 0.9 / np.max(np.abs(np.linalg.eigvals(A)))
+    b = rng.standard_normal(m)
+    fixed = np.linalg.solve(np.eye(m) - A, b)
+    mixing = solver._Anderson(m)
+    x = np.zeros(m)
+    for _ in range(m + 2):
+        mixed = mixing.step(x, A @ x + b)
+        x = A @ x + b if mixed is None else mixed
+    np.testing.assert_allclose(x, fixed, rtol=1e-8)
+
+
+@pytest.mark.parametrize("missing", [True, False], ids=["missing", "full"])
+def test_accelerated_warm_start_reaches_the_plain_one(multilabel_data, missing):
+    """Both warm starts converge to the same basic-model value; the mixed one in fewer
+    rounds, and each of its rounds lowers the basic objective."""
+    data = _data(multilabel_data, missing=missing, seed=2)
+    runs = {}
+    for memory in (0, 5):
+        runs[memory] = glocal_fit(data, N_LATENT, max_iter=0, init_max_iter=2000, tol=1e-13,
+                                  random_state=0,
+                                  options=SolverOptions(init_acceleration=memory,
+                                                        block_rtol=1e-10))
+    plain, mixed = runs[0].init_history, runs[5].init_history
+    assert mixed[-1] == pytest.approx(plain[-1], rel=1e-7)
+    assert mixed[-1] < plain[0] - 1e-3 * abs(plain[0])  # the warm start did move
+    assert np.all(np.diff(mixed) <= 0.0)
+    assert runs[5].n_init_iter < runs[0].n_init_iter
+
+
+def test_accelerated_fit_is_no_worse_than_the_plain_one(data):
+    """At the default tol, the whole fit ends within tol of the unaccelerated solver (or
+    lower)."""
+    values = {}
+    for memory in (0, 5):
+        result = glocal_fit(data, N_LATENT, random_state=0,
+                            options=SolverOptions(init_acceleration=memory))
+        values[memory] = result.objective_history[-1]
+    assert values[5] <= values[0] * (1 + 1e-4)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_w_preconditioner_woodbury_inverts_the_basic_hessian(sparse):
+    """More features than the limit, fewer samples: the n x n (Woodbury) form is exact for
+    the basic model and builds no d x d matrix."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(6)
+    n, d, k = 20, 40, N_LATENT
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.3)
+    X = sp.csr_matrix(X) if sparse else X
+    Y = np.where(rng.random((4, n)) < 0.5, 1.0, -1.0)
+    data = obj.GlocalData(X, Y, None, [np.arange(n)], lam=0.7, lam2=0.3)
+    preconditioner = problems.WPreconditioner(data, max_dense_features=30)
+    assert preconditioner._dual[0].shape == (n, n)
+    D = rng.standard_normal((d, k))
+    np.testing.assert_allclose(preconditioner(None, obj.w_hessp(D, None, data)), D,
+                               rtol=1e-8, atol=1e-10)
+    Ht = obj.moment_weights(np.zeros((1, k, k)), data, k)
+    assert preconditioner.for_weights(Ht) is preconditioner
+
+
+def test_estimator_passes_solver_options(multilabel_data):
+    from glocal import GLOCAL
+
+    X, Y = multilabel_data(0, n=60, d=8, l=5)
+    plain = GLOCAL(n_latent=3, n_groups=2, random_state=0, tol=1e-8, max_iter=100,
+                   init_max_iter=500, solver_options={"init_acceleration": 0}).fit(X, Y)
+    mixed = GLOCAL(n_latent=3, n_groups=2, random_state=0, tol=1e-8, max_iter=100,
+                   init_max_iter=500).fit(X, Y)
+    assert mixed.n_init_iter_ < plain.n_init_iter_
+    with pytest.raises(ValueError, match=r"unknown solver_options \['speed'\]"):
+        GLOCAL(solver_options={"speed": 2}).fit(X, Y)

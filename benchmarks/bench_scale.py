@@ -1,0 +1,194 @@
+"""GLOCAL's fit time at scale, as ratios against anchors fitted in the same process.
+
+One BLAS thread throughout; times are medians of ``--repeats`` fits (the machine is shared,
+so absolute seconds are loose: read the ratios). Sections (``--sections``, default all):
+
+ratio    Real data (``--datasets``, training part of one 60/40 split) and a synthetic
+         sparse text-like set (n = 3600, d = 50,000, l = 101, 0.15% non-zeros). GLOCAL at
+         its defaults on the observed entries at rho = 1 and rho = 0.3, against BR(C=0.1)
+         on all labels of the same rows. The objective GLOCAL reaches is compared with the
+         old solver's setting (unaccelerated warm start, ``init_acceleration=0``).
+scaling  Dense Gaussian data, n in ``--sizes``, d = 100, l = 20: GLOCAL against
+         scikit-learn's multi-output ``Ridge``; the log-log slope of fit time against n,
+         for the whole fit and for the solver alone (without the k-means clustering).
+memory   Peak memory traced (tracemalloc) during one GLOCAL fit, against the size of X.
+strong   Enron with lam3 = 1e3 or lam4 = 1e3 against the default weights.
+
+    python benchmarks/bench_scale.py [--sections ratio,scaling,memory,strong]
+        [--datasets arts,enron,bibtex,delicious,rcv1subset1,sparse50k] [--rhos 1,0.3]
+        [--sizes 1e4,1e5,1e6] [--repeats 1] [--data-dir DIR]
+"""
+
+import argparse
+import statistics
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import Ridge
+from threadpoolctl import threadpool_limits
+
+from glocal import GLOCAL
+from glocal.baselines import BR
+from glocal.protocol import sample_observed
+from _common import DATA_DIR, paper_split
+
+
+def sparse_text_data(n=3600, d=50_000, l=101, density=0.0015, seed=0):
+    """Text-like data: Zipf-popular features, unit-norm rows, labels from a sparse linear
+    model (3% positives per label)."""
+    rng = np.random.default_rng(seed)
+    popularity = 1.0 / np.arange(1, d + 1) ** 0.8
+    per_row = max(1, int(density * d))
+    rows = np.repeat(np.arange(n), per_row)
+    cols = rng.choice(d, size=n * per_row, p=popularity / popularity.sum())
+    X = sp.csr_matrix((rng.random(n * per_row) + 0.5, (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
+    X = sp.csr_matrix(sp.diags(1.0 / sp.linalg.norm(X, axis=1)) @ X)
+    coef = sp.random(d, l, density=0.01, random_state=seed) @ sp.diags(rng.standard_normal(l))
+    scores = np.asarray((X @ coef).todense()) + 0.05 * rng.standard_normal((n, l))
+    return X, (scores > np.quantile(scores, 0.97, axis=0)).astype(float)
+
+
+def dense_data(n, d=100, l=20, seed=0):
+    """Gaussian features, labels from a noisy linear model (20% positives per label)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    scores = X @ rng.standard_normal((d, l)) / np.sqrt(d) + 0.5 * rng.standard_normal((n, l))
+    return X, (scores > np.quantile(scores, 0.8, axis=0)).astype(float)
+
+
+def nbytes(X):
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sp.issparse(X) else X.nbytes
+
+
+def timed_fit(make_model, X, Y, repeats):
+    """Median fit time, the last fitted model and whether a ConvergenceWarning was raised."""
+    times = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        for _ in range(repeats):
+            model = make_model()
+            tic = time.perf_counter()
+            model.fit(X, Y)
+            times.append(time.perf_counter() - tic)
+    capped = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return statistics.median(times), model, capped
+
+
+def training_data(name, data_dir, seed):
+    if name == "sparse50k":
+        return sparse_text_data(seed=seed)
+    X, _, Y, _ = paper_split(name, data_dir, seed)
+    return X, np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
+
+
+def ratio_section(args):
+    print("\n## GLOCAL / BR (GLOCAL on the observed entries, BR on all labels of the rows)")
+    print(f"{'data':<12}{'rho':>5}{'n':>7}{'d':>7}{'l':>5}{'GLOCAL s':>10}{'BR s':>8}"
+          f"{'ratio':>7}{'init':>6}{'outer':>6}{'capped':>7}{'objective':>14}"
+          f"{'vs old':>10}")
+    for name in args.datasets.split(","):
+        X, Y = training_data(name, args.data_dir, args.seed)
+        br_time = timed_fit(lambda: BR(C=0.1), X, Y, args.repeats)[0]
+        for rho in (float(r) for r in args.rhos.split(",")):
+            observed = Y if rho == 1 else sample_observed(Y, rho, random_state=args.seed)
+            seconds, model, capped = timed_fit(lambda: GLOCAL(random_state=args.seed),
+                                               X, observed, args.repeats)
+            old = GLOCAL(random_state=args.seed, solver_options={"init_acceleration": 0})
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                old.fit(X, observed)
+            value, old_value = model.objective_history_[-1], old.objective_history_[-1]
+            print(f"{name:<12}{rho:>5g}{X.shape[0]:>7}{X.shape[1]:>7}{Y.shape[1]:>5}"
+                  f"{seconds:>10.2f}{br_time:>8.2f}{seconds / br_time:>7.2f}"
+                  f"{model.n_init_iter_:>6}{model.n_iter_:>6}{'yes' if capped else 'no':>7}"
+                  f"{value:>14.6g}{(value - old_value) / old_value:>10.1e}", flush=True)
+
+
+def scaling_section(args):
+    print("\n## Scaling in n: dense Gaussian X (d = 100, l = 20) against multi-output Ridge")
+    print(f"{'n':>9}{'GLOCAL s':>10}{'solver s':>10}{'Ridge s':>9}{'ratio':>7}"
+          f"{'solver/Ridge':>13}{'init':>6}{'outer':>6}{'capped':>7}")
+    sizes, totals, solver_times = [], [], []
+    for n in (int(float(s)) for s in args.sizes.split(",")):
+        X, Y = dense_data(n, seed=args.seed)
+        ridge_time = timed_fit(lambda: Ridge(alpha=1.0), X, Y, args.repeats)[0]
+        seconds, model, capped = timed_fit(lambda: GLOCAL(random_state=args.seed), X, Y,
+                                           args.repeats)
+        solver = model.fit_times_["init"] + model.fit_times_["main"]
+        sizes.append(n), totals.append(seconds), solver_times.append(solver)
+        print(f"{n:>9}{seconds:>10.2f}{solver:>10.2f}{ridge_time:>9.2f}"
+              f"{seconds / ridge_time:>7.1f}{solver / ridge_time:>13.1f}"
+              f"{model.n_init_iter_:>6}{model.n_iter_:>6}{'yes' if capped else 'no':>7}",
+              flush=True)
+        del X, Y, model
+    if len(sizes) > 1:
+        logs = np.log(sizes)
+        print(f"log-log slope of fit time vs n: whole fit "
+              f"{np.polyfit(logs, np.log(totals), 1)[0]:.2f}, solver alone "
+              f"{np.polyfit(logs, np.log(solver_times), 1)[0]:.2f}")
+
+
+def memory_section(args):
+    print("\n## Peak memory traced during one GLOCAL fit (tracemalloc)")
+    print(f"{'case':<28}{'X MiB':>9}{'peak MiB':>10}{'peak / X':>9}")
+    cases = [("dense n=1e5 d=100 l=20", lambda: dense_data(100_000, seed=args.seed), 1.0),
+             ("delicious rho=0.3", lambda: training_data("delicious", args.data_dir,
+                                                         args.seed), 0.3),
+             ("sparse50k", lambda: sparse_text_data(seed=args.seed), 1.0)]
+    for label, make, rho in cases:
+        X, Y = make()
+        observed = Y if rho == 1 else sample_observed(Y, rho, random_state=args.seed)
+        tracemalloc.start()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            GLOCAL(random_state=args.seed).fit(X, observed)
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        size = nbytes(X) / 2**20
+        print(f"{label:<28}{size:>9.1f}{peak:>10.1f}{peak / size:>9.2f}", flush=True)
+
+
+def strong_section(args):
+    print("\n## Strong correlation weights on Enron (ratio to the default weights)")
+    X, Y = training_data("enron", args.data_dir, args.seed)
+    default = timed_fit(lambda: GLOCAL(random_state=args.seed), X, Y, args.repeats)[0]
+    print(f"{'weights':<22}{'fit s':>8}{'ratio':>7}{'init':>6}{'outer':>6}{'capped':>7}")
+    print(f"{'default (1e-3, 1e-3)':<22}{default:>8.2f}{1.0:>7.2f}")
+    for label, weights in [("lam3=1e3", dict(lam3=1e3)), ("lam4=1e3", dict(lam4=1e3)),
+                           ("lam3=lam4=1e3", dict(lam3=1e3, lam4=1e3))]:
+        seconds, model, capped = timed_fit(lambda: GLOCAL(random_state=args.seed, **weights),
+                                           X, Y, args.repeats)
+        print(f"{label:<22}{seconds:>8.2f}{seconds / default:>7.2f}{model.n_init_iter_:>6}"
+              f"{model.n_iter_:>6}{'yes' if capped else 'no':>7}", flush=True)
+
+
+SECTIONS = {"ratio": ratio_section, "scaling": scaling_section, "memory": memory_section,
+            "strong": strong_section}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sections", default=",".join(SECTIONS))
+    parser.add_argument("--datasets",
+                        default="arts,enron,bibtex,delicious,rcv1subset1,sparse50k")
+    parser.add_argument("--rhos", default="1,0.3")
+    parser.add_argument("--sizes", default="1e4,1e5,1e6")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-dir", default=DATA_DIR)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", UserWarning)  # labels never positive in some datasets
+    warnings.simplefilter("default", ConvergenceWarning)
+    print(f"one BLAS thread; median of {args.repeats} fit(s); seed {args.seed}")
+    with threadpool_limits(limits=1):
+        for section in args.sections.split(","):
+            SECTIONS[section](args)
+
+
+if __name__ == "__main__":
+    main()

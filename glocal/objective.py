@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import losses
+
 
 @dataclass(frozen=True)
 class GlocalData:
@@ -46,6 +48,11 @@ class GlocalData:
         X^T X, when products with it are cheaper than with X (see `with_feature_grams`).
     group_grams : ndarray of shape (g, d, d) or None
         X_m^T X_m of every group, under the same condition.
+    loss : {"squared", "squared_hinge", "logistic"}
+        Loss of the label-fit term (`glocal.losses`); "squared" is the paper's.
+    weights : ndarray of shape (l, n) or None
+        Weights c_ji of the observed entries in the label-fit term (0 on missing ones);
+        None means the paper's J.
     """
 
     X: object
@@ -58,6 +65,8 @@ class GlocalData:
     lam4: float = 0.0
     gram: object = None
     group_grams: object = None
+    loss: str = "squared"
+    weights: object = None
 
     @property
     def n_samples(self):
@@ -71,6 +80,18 @@ class GlocalData:
     @property
     def has_manifold_terms(self):
         return self.lam3 > 0 or self.lam4 > 0
+
+    @property
+    def is_paper_loss(self):
+        """The paper's unweighted squared error: U and V blocks are quadratic."""
+        return self.loss == "squared" and self.weights is None
+
+    @property
+    def entry_weights(self):
+        """c_ji of Eq. L in `glocal.losses`: ``weights``, else J (ones when J is None)."""
+        if self.weights is not None:
+            return self.weights
+        return np.ones_like(self.Y) if self.J is None else self.J
 
 
 def with_feature_grams(data, memory_limit=2**28):
@@ -109,6 +130,34 @@ def masked(data, A):
 def label_residual(U, V, data):
     """J o (U V - Y): the residual of the label factorization on the observed entries."""
     return masked(data, U @ V - data.Y)
+
+
+def label_loss(U, V, data):
+    """The label-fit term: ||J o (Y - U V)||^2, or Eq. L of `glocal.losses` for another loss."""
+    if data.is_paper_loss:
+        return float(np.sum(label_residual(U, V, data) ** 2))
+    return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)[0]
+
+
+def _loss_gradient(U, V, data):
+    """Eq. L of `glocal.losses` and half its gradient in F = U V (the blocks' factor 2)."""
+    value, grad = losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)
+    return value, 0.5 * grad
+
+
+def label_curvature(U, V, data):
+    """Half the entry-wise curvature of the label-fit term at F = U V, (l x n).
+
+    J (ones without missing entries) for the paper's loss, whatever U and V.
+    """
+    if data.is_paper_loss:
+        return data.entry_weights
+    return 0.5 * losses.loss_curvature(U @ V, data.Y, data.entry_weights, data.loss)
+
+
+def _column_outer(A):
+    """Row-wise outer products of A (m x k) as an m x k^2 matrix."""
+    return np.einsum("ma,mb->mab", A, A).reshape(A.shape[0], -1)
 
 
 def group_grams(P, data):
@@ -175,7 +224,7 @@ def basic_objective(U, V, W, data, P=None):
     if P is None:
         P = data.X @ W
     return float(
-        np.sum(label_residual(U, V, data) ** 2)
+        label_loss(U, V, data)
         + data.lam * np.sum((V - P.T) ** 2)
         + data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
     )
@@ -184,9 +233,16 @@ def basic_objective(U, V, W, data, P=None):
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
 
 def u_cost_grad(U, V, Z, B, data):
-    """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept)."""
-    R = label_residual(U, V, data)
-    cost = np.sum(R ** 2) + data.lam2 * np.sum(U ** 2)
+    """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept).
+
+    With another loss the squared error is replaced by Eq. L of `glocal.losses`.
+    """
+    if data.is_paper_loss:
+        R = label_residual(U, V, data)
+        cost = np.sum(R ** 2)
+    else:
+        cost, R = _loss_gradient(U, V, data)
+    cost += data.lam2 * np.sum(U ** 2)
     grad = R @ V.T + data.lam2 * U
     if B is not None:
         T = _transposed(Z) @ U  # Z_m^T U
@@ -196,27 +252,33 @@ def u_cost_grad(U, V, Z, B, data):
     return float(cost), 2.0 * grad
 
 
-def u_hessp(D, V, Z, B, data):
-    """Hessian of Eq. ``uu`` applied to a direction D."""
-    out = masked(data, D @ V) @ V.T + data.lam2 * D
+def u_hessp(D, V, Z, B, data, U=None):
+    """Hessian of Eq. ``uu`` applied to a direction D (at U, needed unless the loss is the paper's).
+
+    For the squared hinge this is the generalized Hessian (see `glocal.losses`).
+    """
+    if data.is_paper_loss:
+        out = masked(data, D @ V) @ V.T + data.lam2 * D
+    else:
+        out = (label_curvature(U, V, data) * (D @ V)) @ V.T + data.lam2 * D
     if B is not None:
         out += (Z @ ((_transposed(Z) @ D) @ B)).sum(axis=0)
     return 2.0 * out
 
 
-def u_row_hessians(V, data):
+def u_row_hessians(V, data, U=None):
     """Per-row Hessian blocks (halved) of Eq. ``uu`` without its manifold terms, (l, k, k).
 
     Row j of U only meets the columns of V where label j is observed:
     sum_i J_ji v_i v_i^T + lam2 I. Their inverse is an exact preconditioner for the basic
-    model and a good one with the manifold terms.
+    model and a good one with the manifold terms. With another loss J_ji becomes the
+    curvature of Eq. L at U (given) and V.
     """
     k = V.shape[0]
-    if data.J is None:
+    if data.is_paper_loss and data.J is None:
         blocks = np.broadcast_to(V @ V.T, (data.Y.shape[0], k, k)).copy()
     else:
-        outer = np.einsum("ai,bi->iab", V, V).reshape(V.shape[1], k * k)
-        blocks = (data.J @ outer).reshape(-1, k, k)
+        blocks = (label_curvature(U, V, data) @ _column_outer(V.T)).reshape(-1, k, k)
     blocks += data.lam2 * np.eye(k)
     return blocks
 
@@ -224,17 +286,36 @@ def u_row_hessians(V, data):
 # --- Block V (Eq. ``uv``): U, W fixed; the manifold terms do not involve V -------------
 
 def v_cost_grad(V, U, P, data):
-    """Terms of Eq. ``uv`` and their gradient in V."""
-    R = label_residual(U, V, data)
+    """Terms of Eq. ``uv`` and their gradient in V (squared error or Eq. L of `glocal.losses`)."""
+    if data.is_paper_loss:
+        R = label_residual(U, V, data)
+        cost = np.sum(R ** 2)
+    else:
+        cost, R = _loss_gradient(U, V, data)
     E = V - P.T
-    cost = np.sum(R ** 2) + data.lam * np.sum(E ** 2) + data.lam2 * np.sum(V ** 2)
+    cost += data.lam * np.sum(E ** 2) + data.lam2 * np.sum(V ** 2)
     grad = U.T @ R + data.lam * E + data.lam2 * V
     return float(cost), 2.0 * grad
 
 
-def v_hessp(D, U, data):
-    """Hessian of Eq. ``uv`` applied to a direction D."""
-    return 2.0 * (U.T @ masked(data, U @ D) + (data.lam + data.lam2) * D)
+def v_hessp(D, U, data, V=None):
+    """Hessian of Eq. ``uv`` applied to a direction D (at V, needed unless the loss is the paper's)."""
+    if data.is_paper_loss:
+        return 2.0 * (U.T @ masked(data, U @ D) + (data.lam + data.lam2) * D)
+    return 2.0 * (U.T @ (label_curvature(U, V, data) * (U @ D)) + (data.lam + data.lam2) * D)
+
+
+def v_column_hessians(U, V, data):
+    """Per-column Hessian blocks (halved) of Eq. ``uv`` at V, shape (n, k, k).
+
+    Column i of V only meets the rows of U of its observed labels:
+    U^T Diag(s_i) U + (lam + lam2) I with s_i the curvature of the label-fit term (J's
+    column for the paper's loss). The term separates by column, so their inverse is the
+    exact inverse Hessian of a quadratic V block and a preconditioner otherwise.
+    """
+    k = U.shape[1]
+    blocks = (label_curvature(U, V, data).T @ _column_outer(U)).reshape(-1, k, k)
+    return blocks + (data.lam + data.lam2) * np.eye(k)
 
 
 def v_closed_form(U, P, data, chunk=4096):
@@ -248,7 +329,7 @@ def v_closed_form(U, P, data, chunk=4096):
     ridge = (data.lam + data.lam2) * np.eye(k)
     if data.J is None:
         return np.linalg.solve(U.T @ U + ridge, rhs)
-    outer = np.einsum("la,lb->lab", U, U).reshape(U.shape[0], k * k)
+    outer = _column_outer(U)
     V = np.empty_like(rhs)
     for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
         cols = slice(start, start + chunk)

@@ -67,10 +67,14 @@ class _CostAndGradient:
         return self(point)[1]
 
 
-def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True):
+def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True,
+             hessp_at_point=False):
+    """``hessp(direction)``, or ``hessp(point, direction)`` with ``hessp_at_point`` (a block
+    that is not quadratic, e.g. under a loss other than the paper's)."""
     evaluate = _CostAndGradient(cost_grad)
     decorate = pymanopt.function.numpy(manifold)
-    hessian = decorate(lambda point, direction: hessp(direction))
+    hessian = decorate(hessp if hessp_at_point
+                       else lambda point, direction: hessp(direction))
     # On a Euclidean manifold the Euclidean Hessian is the Riemannian one; passing it as such
     # spares pymanopt a gradient evaluation per Hessian-vector product.
     hessian_kind = "riemannian_hessian" if euclidean else "euclidean_hessian"
@@ -83,26 +87,56 @@ def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True):
     return problem
 
 
-def u_problem(V, Z, B, data):
+def u_problem(V, Z, B, data, U=None):
     """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
 
-    Preconditioned by the exact inverse Hessian of the basic model (one k x k block per row).
+    Preconditioned by the exact inverse Hessian of the basic model (one k x k block per row);
+    with a loss other than the paper's, by that of its quadratic model at ``U`` (the start).
     """
     l, k = data.Y.shape[0], V.shape[0]
-    inverse_blocks = np.linalg.inv(obj.u_row_hessians(V, data)) / 2.0
+    inverse_blocks = np.linalg.inv(obj.u_row_hessians(V, data, U)) / 2.0
 
     def preconditioner(point, vector):
         return np.einsum("lab,lb->la", inverse_blocks, vector)
 
-    return _problem(Euclidean(l, k), lambda U: obj.u_cost_grad(U, V, Z, B, data),
-                    lambda D: obj.u_hessp(D, V, Z, B, data), preconditioner)
+    cost_grad = lambda point: obj.u_cost_grad(point, V, Z, B, data)  # noqa: E731
+    if data.is_paper_loss:
+        return _problem(Euclidean(l, k), cost_grad,
+                        lambda D: obj.u_hessp(D, V, Z, B, data), preconditioner)
+    return _problem(Euclidean(l, k), cost_grad,
+                    lambda point, D: obj.u_hessp(D, V, Z, B, data, U=point), preconditioner,
+                    hessp_at_point=True)
 
 
-def v_problem(U, P, data):
-    """Eq. ``uv``: V with U, W fixed (an alternative to `objective.v_closed_form`)."""
-    return _problem(Euclidean(U.shape[1], data.n_samples),
-                    lambda V: obj.v_cost_grad(V, U, P, data),
-                    lambda D: obj.v_hessp(D, U, data))
+def v_problem(U, P, data, V=None, max_block_entries=2**24):
+    """Eq. ``uv``: V with U, W fixed (the alternative to `objective.v_closed_form`, and the
+    only way under a loss other than the paper's).
+
+    Preconditioned by the inverse of the per-column Hessian blocks at ``V`` (the start; any
+    point for the paper's loss), `objective.v_column_hessians`; when the n blocks of k x k
+    would exceed ``max_block_entries`` numbers, by the inverse of their diagonal.
+    """
+    k, n = U.shape[1], data.n_samples
+    if V is None:
+        V = np.zeros((k, n))
+    if n * k * k <= max_block_entries:
+        inverse_blocks = np.linalg.inv(obj.v_column_hessians(U, V, data)) / 2.0
+
+        def preconditioner(point, vector):
+            return np.einsum("iab,bi->ai", inverse_blocks, vector)
+    else:
+        diagonal = 2.0 * ((U ** 2).T @ obj.label_curvature(U, V, data) + data.lam + data.lam2)
+
+        def preconditioner(point, vector):
+            return vector / diagonal
+
+    cost_grad = lambda point: obj.v_cost_grad(point, U, P, data)  # noqa: E731
+    if data.is_paper_loss:
+        return _problem(Euclidean(k, n), cost_grad, lambda D: obj.v_hessp(D, U, data),
+                        preconditioner)
+    return _problem(Euclidean(k, n), cost_grad,
+                    lambda point, D: obj.v_hessp(D, U, data, V=point), preconditioner,
+                    hessp_at_point=True)
 
 
 def w_problem(V, H, data, w_preconditioner):

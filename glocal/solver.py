@@ -108,8 +108,8 @@ def _update_v(U, V, P, data, options, track=True):
     The closed form's decrease costs two extra cost evaluations: skipped (0.0 returned)
     with ``track=False``, where nobody reads it.
     """
-    if not options.v_closed_form:
-        return _solve_block("V", problems.v_problem(U, P, data), V, options)
+    if not (options.v_closed_form and data.is_paper_loss):  # no closed form for other losses
+        return _solve_block("V", problems.v_problem(U, P, data, V), V, options)
     new = obj.v_closed_form(U, P, data)
     if not track:
         return new, 0.0
@@ -195,7 +195,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     basic = [obj.basic_objective(U, V, W, data)]
     n_init_iter = 0
     for n_init_iter in range(1, init_max_iter + 1):
-        U = _solve_block("U", problems.u_problem(V, Z, None, data), U, options)[0]
+        U = _solve_block("U", problems.u_problem(V, Z, None, data, U), U, options)[0]
         V = _update_v(U, V, data.X @ W, data, options, track=False)[0]
         W = _solve_block("W", problems.w_problem(V, None, data, w_preconditioner), W,
                          options)[0]
@@ -221,7 +221,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         V, drop = _update_v(U, V, P, data, options)
         decreases.append(drop)
         # Line 7: U.
-        U, drop = _solve_block("U", problems.u_problem(V, Z, B, data), U, options)
+        U, drop = _solve_block("U", problems.u_problem(V, Z, B, data, U), U, options)
         decreases.append(drop)
         # Line 8: W.
         H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)

@@ -53,6 +53,8 @@ class GlocalData:
     weights : ndarray of shape (l, n) or None
         Weights c_ji of the observed entries in the label-fit term (0 on missing ones);
         None means the paper's J.
+    lam_v : float or None
+        Weight of ||V||^2 when it should differ from lam2 (None: lam2, the paper's).
     """
 
     X: object
@@ -67,6 +69,7 @@ class GlocalData:
     group_grams: object = None
     loss: str = "squared"
     weights: object = None
+    lam_v: object = None
 
     @property
     def n_samples(self):
@@ -80,6 +83,11 @@ class GlocalData:
     @property
     def has_manifold_terms(self):
         return self.lam3 > 0 or self.lam4 > 0
+
+    @property
+    def v_weight(self):
+        """The weight of ||V||^2: lam2 in the paper, ``lam_v`` when given."""
+        return self.lam2 if self.lam_v is None else self.lam_v
 
     @property
     def is_paper_loss(self):
@@ -226,8 +234,15 @@ def basic_objective(U, V, W, data, P=None):
     return float(
         label_loss(U, V, data)
         + data.lam * np.sum((V - P.T) ** 2)
-        + data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
+        + frobenius_terms(U, V, W, data)
     )
+
+
+def frobenius_terms(U, V, W, data):
+    """lam2 (||U||^2 + ||V||^2 + ||W||^2), with ``lam_v`` on ||V||^2 when it is given."""
+    if data.lam_v is None:
+        return data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
+    return data.lam2 * (np.sum(U ** 2) + np.sum(W ** 2)) + data.lam_v * np.sum(V ** 2)
 
 
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
@@ -293,40 +308,42 @@ def v_cost_grad(V, U, P, data):
     else:
         cost, R = _loss_gradient(U, V, data)
     E = V - P.T
-    cost += data.lam * np.sum(E ** 2) + data.lam2 * np.sum(V ** 2)
-    grad = U.T @ R + data.lam * E + data.lam2 * V
+    cost += data.lam * np.sum(E ** 2) + data.v_weight * np.sum(V ** 2)
+    grad = U.T @ R + data.lam * E + data.v_weight * V
     return float(cost), 2.0 * grad
 
 
 def v_hessp(D, U, data, V=None):
     """Hessian of Eq. ``uv`` applied to a direction D (at V, needed unless the loss is the paper's)."""
+    ridge = data.lam + data.v_weight
     if data.is_paper_loss:
-        return 2.0 * (U.T @ masked(data, U @ D) + (data.lam + data.lam2) * D)
-    return 2.0 * (U.T @ (label_curvature(U, V, data) * (U @ D)) + (data.lam + data.lam2) * D)
+        return 2.0 * (U.T @ masked(data, U @ D) + ridge * D)
+    return 2.0 * (U.T @ (label_curvature(U, V, data) * (U @ D)) + ridge * D)
 
 
 def v_column_hessians(U, V, data):
     """Per-column Hessian blocks (halved) of Eq. ``uv`` at V, shape (n, k, k).
 
     Column i of V only meets the rows of U of its observed labels:
-    U^T Diag(s_i) U + (lam + lam2) I with s_i the curvature of the label-fit term (J's
+    U^T Diag(s_i) U + (lam + lam2) I (lam2: `GlocalData.v_weight`) with s_i the curvature of the label-fit term (J's
     column for the paper's loss). The term separates by column, so their inverse is the
     exact inverse Hessian of a quadratic V block and a preconditioner otherwise.
     """
     k = U.shape[1]
     blocks = (label_curvature(U, V, data).T @ _column_outer(U)).reshape(-1, k, k)
-    return blocks + (data.lam + data.lam2) * np.eye(k)
+    return blocks + (data.lam + data.v_weight) * np.eye(k)
 
 
 def v_closed_form(U, P, data, chunk=4096):
     """The paper's column-wise closed form for Eq. ``uv``, batched over columns.
 
     v_i = (U^T Diag(j_i) U + (lam + lam2) I)^{-1} (lam W^T x_i + U^T Diag(j_i) y_i).
-    With every label observed all columns share one k x k system.
+    With every label observed all columns share one k x k system. (lam2 here is
+    `GlocalData.v_weight`.)
     """
     k = U.shape[1]
     rhs = data.lam * P.T + U.T @ data.Y  # Y is 0 on missing entries
-    ridge = (data.lam + data.lam2) * np.eye(k)
+    ridge = (data.lam + data.v_weight) * np.eye(k)
     if data.J is None:
         return np.linalg.solve(U.T @ U + ridge, rhs)
     outer = _column_outer(U)

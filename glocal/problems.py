@@ -125,7 +125,7 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
         def preconditioner(point, vector):
             return np.einsum("iab,bi->ai", inverse_blocks, vector)
     else:
-        diagonal = 2.0 * ((U ** 2).T @ obj.label_curvature(U, V, data) + data.lam + data.lam2)
+        diagonal = 2.0 * ((U ** 2).T @ obj.label_curvature(U, V, data) + data.lam + data.v_weight)
 
         def preconditioner(point, vector):
             return vector / diagonal

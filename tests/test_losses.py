@@ -23,8 +23,9 @@ REFERENCE_LOSSES = {
     "squared_hinge": lambda F, Y: anp.maximum(0.0, 1.0 - Y * F) ** 2,
     "logistic": lambda F, Y: anp.logaddexp(0.0, -Y * F),
 }
-NON_PAPER = [("squared", True), ("squared_hinge", False), ("squared_hinge", True),
-             ("logistic", False), ("logistic", True)]
+# (loss, weighted, lam_v): every extension of the label-fit term, and a separate ||V||^2 weight.
+NON_PAPER = [("squared", True, None), ("squared", False, 0.0), ("squared_hinge", False, None),
+             ("squared_hinge", True, 0.1), ("logistic", False, None), ("logistic", True, 2.0)]
 
 
 def close(actual, expected, rtol=1e-9):
@@ -72,27 +73,35 @@ def test_balanced_weights_give_each_class_half_of_each_label():
           losses.balanced_class_weights(Y_full, np.ones_like(Y_full)))
 
 
-@pytest.fixture(params=NON_PAPER, ids=[f"{l}-{'weighted' if w else 'plain'}"
-                                       for l, w in NON_PAPER])
+def _extended(data, loss, weighted, lam_v):
+    weights = losses.balanced_class_weights(data.Y, data.J) if weighted else None
+    return replace(data, loss=loss, weights=weights, lam_v=lam_v)
+
+
+@pytest.fixture(params=NON_PAPER, ids=[f"{l}-{'weighted' if w else 'plain'}-lam_v={v}"
+                                       for l, w, v in NON_PAPER])
 def case(request, make_problem, paper_objective):
-    loss, weighted = request.param
+    loss, weighted, lam_v = request.param
     data, (U, V, W, Z), X = make_problem(seed=len(loss) + weighted)
-    if weighted:
-        data = replace(data, weights=losses.balanced_class_weights(data.Y, data.J))
-    data = replace(data, loss=loss)
+    data = _extended(data, loss, weighted, lam_v)
     C = data.weights if weighted else data.J
     reference_loss = REFERENCE_LOSSES[loss]
     empty = np.zeros_like(data.Y)
+    v_extra = 0.0 if lam_v is None else lam_v - data.lam2  # lam_v replaces lam2 on ||V||^2
+
+    def extension(U, V):
+        return (anp.sum(C * reference_loss(anp.dot(U, V), data.Y))
+                + v_extra * anp.sum(V ** 2))
 
     def full(U, V, W, Z):
-        rest = paper_objective(U, V, W, Z, X, data.Y, empty, data.group_index, data.lam,
-                               data.lam2, data.lam3, data.lam4)
-        return anp.sum(C * reference_loss(anp.dot(U, V), data.Y)) + rest
+        return extension(U, V) + paper_objective(U, V, W, Z, X, data.Y, empty,
+                                                 data.group_index, data.lam, data.lam2,
+                                                 data.lam3, data.lam4)
 
     def basic(U, V, W, Z):
-        rest = paper_objective(U, V, W, Z, X, data.Y, empty, data.group_index, data.lam,
-                               data.lam2, 0.0, 0.0)
-        return anp.sum(C * reference_loss(anp.dot(U, V), data.Y)) + rest
+        return extension(U, V) + paper_objective(U, V, W, Z, X, data.Y, empty,
+                                                 data.group_index, data.lam, data.lam2,
+                                                 0.0, 0.0)
 
     return data, (U, V, W, Z), full, basic, np.random.default_rng(7)
 
@@ -137,6 +146,13 @@ def test_block_hessians_are_the_hessp_blocks(case):
     close(2.0 * np.einsum("lab,lb->la", row_blocks, E), obj.u_hessp(E, V, Z, None, data, U=U))
 
 
+def test_lam_v_equal_to_lam2_is_the_paper_model(make_problem):
+    data, (U, V, W, Z), _ = make_problem(seed=5, missing=True)
+    explicit = replace(data, lam_v=data.lam2)
+    close(obj.objective(U, V, W, Z, explicit), obj.objective(U, V, W, Z, data))
+    close(obj.v_closed_form(U, data.X @ W, explicit), obj.v_closed_form(U, data.X @ W, data))
+
+
 def test_unit_weights_reproduce_the_paper_objective(make_problem):
     """loss="squared" with weights J is the paper's model through the general code path."""
     data, (U, V, W, Z), _ = make_problem(seed=3)
@@ -155,12 +171,10 @@ def test_unit_weights_reproduce_the_paper_objective(make_problem):
     assert other.objective_history[-1] == pytest.approx(paper.objective_history[-1], rel=1e-4)
 
 
-@pytest.mark.parametrize("loss, weighted", NON_PAPER)
-def test_objective_never_increases(make_problem, loss, weighted):
+@pytest.mark.parametrize("loss, weighted, lam_v", NON_PAPER)
+def test_objective_never_increases(make_problem, loss, weighted, lam_v):
     data, _, _ = make_problem(seed=11, n=80, l=7, k=4)
-    if weighted:
-        data = replace(data, weights=losses.balanced_class_weights(data.Y, data.J))
-    data = replace(data, loss=loss)
+    data = _extended(data, loss, weighted, lam_v)
     result = glocal_fit(data, 4, random_state=0, max_iter=8, tol=0.0,
                         options=SolverOptions(block_max_iter=20))
     for history in (result.init_history, result.objective_history):
@@ -201,3 +215,13 @@ def test_bad_parameters_are_value_errors(multilabel_data, params, message):
     X, Y = multilabel_data()
     with pytest.raises(ValueError, match=message):
         GLOCAL(**params).fit(X, Y)
+
+
+@pytest.mark.parametrize("missing", [True, False])
+def test_v_closed_form_with_lam_v_is_the_minimizer(make_problem, missing):
+    data, (U, V, W, Z), _ = make_problem(seed=6, missing=missing)
+    data = replace(data, lam_v=0.0)
+    P = data.X @ W
+    V_star = obj.v_closed_form(U, P, data)
+    gradient = obj.v_cost_grad(V_star, U, P, data)[1]
+    assert np.max(np.abs(gradient)) < 1e-10 * np.max(np.abs(obj.v_cost_grad(V, U, P, data)[1]))

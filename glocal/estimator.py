@@ -33,16 +33,16 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     observed entries. With default arguments this is exactly the paper's objective on X and Y
     as given: no rescaling of the weights, no intercept, no preprocessing.
 
-    Opt-in extensions (not in the paper) replace the label-fit term ||J o (Y - U V)||^2 by
+    Opt-in extensions (not in the paper: ``loss``, ``class_weight``, ``lam_v``) minimize::
 
-        sum_{j,i observed} c_ji ell(y_ji, (U V)_ji)
+        sum_{(j, i) observed} c_ji ell(y_ji, (U V)_ji) + lam ||V - W^T X||^2
+          + lam2 (||U||^2 + ||W||^2) + lam_v ||V||^2 + (the same manifold terms)
 
     with ``loss`` choosing ell (``"squared"``: (f - y)^2, the paper's; ``"squared_hinge"``:
-    max(0, 1 - y f)^2, LinearSVC's; ``"logistic"``: log(1 + exp(-y f))) and
-    ``class_weight`` the weights c_ji (1, or per-label balanced); ``lam_v`` replaces lam2 as
-    the weight of ||V||^2; every other term stays.
-    With a loss other than the squared one V has no closed form and is solved by
-    preconditioned trust regions like U and W.
+    max(0, 1 - y f)^2, LinearSVC's; ``"logistic"``: log(1 + exp(-y f))), ``class_weight``
+    the weights c_ji (1, or per-label balanced) and ``lam_v`` (lam2 unless given). With a
+    loss other than the squared one, or class weights, V has no closed form and is solved
+    by preconditioned trust regions like U and W.
 
     Parameters
     ----------
@@ -87,6 +87,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     loss : {"squared", "squared_hinge", "logistic"}, default="squared"
         Not part of the paper's model unless ``"squared"``. Loss ell(y, f) of each observed
         label entry (y = +1 / -1, f its entry of U V), see above and `glocal.losses`.
+    class_weight : {None, "balanced"}, default=None
+        Not part of the paper's model. ``"balanced"`` weighs every observed entry of label j
+        by n_j / (2 n_j(y)), with n_j its observed entries and n_j(y) those of the entry's
+        class, as scikit-learn's ``class_weight="balanced"`` does for each binary problem:
+        the positives of a rare label then weigh as much as its negatives.
     lam_v : float or None, default=None
         Not part of the paper's model unless None (then lam2). Weight of ||V||^2 alone. The
         paper's lam2 ||V||^2 shrinks the latent labels of every sample, hence all its label
@@ -94,11 +99,6 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         lam2 ||X W||^2 that grows against the label-fit term as fewer labels are observed.
         A small ``lam_v`` with a large ``lam`` leaves trace-norm-regularized linear models
         U W^T x fitted on the observed entries.
-    class_weight : {None, "balanced"}, default=None
-        Not part of the paper's model. ``"balanced"`` weighs every observed entry of label j
-        by n_j / (2 n_j(y)), with n_j its observed entries and n_j(y) those of the entry's
-        class, as scikit-learn's ``class_weight="balanced"`` does for each binary problem:
-        the positives of a rare label then weigh as much as its negatives.
     random_state : int, RandomState instance or None, default=None
         Seeds k-means and the initial point.
     verbose : int, default=0

@@ -69,6 +69,8 @@ METHODS = {
     "GLOCAL-default": (_glocal(), None),
     "GLOCAL-paper-tuned": (_glocal(), GLOCAL_GRID),
     "GLOCAL-lam_v=0": (_glocal(**EXTENDED), LAM2_GRID),
+    # Enron picked the grid's edge (16): the same design with one more point.
+    "GLOCAL-lam_v=0-wide": (_glocal(**EXTENDED), {"lam2": [4, 16, 64]}),
     "GLOCAL-lam_v=0-sqhinge": (_glocal(**EXTENDED, loss="squared_hinge"), LAM2_GRID),
     # The logistic loss has a quarter of the squared loss's curvature at most: a quarter of lam2.
     "GLOCAL-lam_v=0-logistic": (_glocal(**EXTENDED, loss="logistic"), {"lam2": [1, 4]}),

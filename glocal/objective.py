@@ -20,6 +20,10 @@ or, seen from W, sum_m tr(P_m H_m P_m^T) with k x k matrices H_m (`feature_side_
 so no d x d or n x n matrix is ever needed. Every gradient is the exact gradient of this
 objective (the paper's printed gradients drop a factor 2, and its gradient in U swaps the two
 data terms: see ``shared/paper/NOTES.md``); each is checked against autograd in the tests.
+
+Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the label-fit term by
+Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
+blocks (and the objective's value), and `label_curvature` gives their Hessians' weights.
 """
 
 from dataclasses import dataclass, replace
@@ -268,7 +272,7 @@ def u_cost_grad(U, V, Z, B, data):
 
 
 def u_hessp(D, V, Z, B, data, U=None):
-    """Hessian of Eq. ``uu`` applied to a direction D (at U, needed unless the loss is the paper's).
+    """Hessian of Eq. ``uu`` applied to a direction D, at U (unused for the paper's loss).
 
     For the squared hinge this is the generalized Hessian (see `glocal.losses`).
     """
@@ -314,7 +318,7 @@ def v_cost_grad(V, U, P, data):
 
 
 def v_hessp(D, U, data, V=None):
-    """Hessian of Eq. ``uv`` applied to a direction D (at V, needed unless the loss is the paper's)."""
+    """Hessian of Eq. ``uv`` applied to a direction D, at V (unused for the paper's loss)."""
     ridge = data.lam + data.v_weight
     if data.is_paper_loss:
         return 2.0 * (U.T @ masked(data, U @ D) + ridge * D)
@@ -325,9 +329,10 @@ def v_column_hessians(U, V, data):
     """Per-column Hessian blocks (halved) of Eq. ``uv`` at V, shape (n, k, k).
 
     Column i of V only meets the rows of U of its observed labels:
-    U^T Diag(s_i) U + (lam + lam2) I (lam2: `GlocalData.v_weight`) with s_i the curvature of the label-fit term (J's
-    column for the paper's loss). The term separates by column, so their inverse is the
-    exact inverse Hessian of a quadratic V block and a preconditioner otherwise.
+    U^T Diag(s_i) U + (lam + lam_v) I, with s_i the curvature of the label-fit term
+    (`label_curvature`: J's column for the paper's loss) and lam_v = `GlocalData.v_weight`.
+    The term separates by column, so their inverse is the exact inverse Hessian of a
+    quadratic V block and a preconditioner otherwise.
     """
     k = U.shape[1]
     blocks = (label_curvature(U, V, data).T @ _column_outer(U)).reshape(-1, k, k)

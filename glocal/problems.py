@@ -91,7 +91,8 @@ def u_problem(V, Z, B, data, U=None):
     """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
 
     Preconditioned by the exact inverse Hessian of the basic model (one k x k block per row);
-    with a loss other than the paper's, by that of its quadratic model at ``U`` (the start).
+    with a loss other than the paper's, by that of its quadratic model at ``U``, the starting
+    point (which only that case needs).
     """
     l, k = data.Y.shape[0], V.shape[0]
     inverse_blocks = np.linalg.inv(obj.u_row_hessians(V, data, U)) / 2.0
@@ -99,11 +100,7 @@ def u_problem(V, Z, B, data, U=None):
     def preconditioner(point, vector):
         return np.einsum("lab,lb->la", inverse_blocks, vector)
 
-    cost_grad = lambda point: obj.u_cost_grad(point, V, Z, B, data)  # noqa: E731
-    if data.is_paper_loss:
-        return _problem(Euclidean(l, k), cost_grad,
-                        lambda D: obj.u_hessp(D, V, Z, B, data), preconditioner)
-    return _problem(Euclidean(l, k), cost_grad,
+    return _problem(Euclidean(l, k), lambda point: obj.u_cost_grad(point, V, Z, B, data),
                     lambda point, D: obj.u_hessp(D, V, Z, B, data, U=point), preconditioner,
                     hessp_at_point=True)
 
@@ -125,16 +122,13 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
         def preconditioner(point, vector):
             return np.einsum("iab,bi->ai", inverse_blocks, vector)
     else:
-        diagonal = 2.0 * ((U ** 2).T @ obj.label_curvature(U, V, data) + data.lam + data.v_weight)
+        curvature = obj.label_curvature(U, V, data)
+        diagonal = 2.0 * ((U ** 2).T @ curvature + data.lam + data.v_weight)
 
         def preconditioner(point, vector):
             return vector / diagonal
 
-    cost_grad = lambda point: obj.v_cost_grad(point, U, P, data)  # noqa: E731
-    if data.is_paper_loss:
-        return _problem(Euclidean(k, n), cost_grad, lambda D: obj.v_hessp(D, U, data),
-                        preconditioner)
-    return _problem(Euclidean(k, n), cost_grad,
+    return _problem(Euclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
                     lambda point, D: obj.v_hessp(D, U, data, V=point), preconditioner,
                     hessp_at_point=True)
 

@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from . import _validation
 from ._base import MultiLabelMixin
 from .groups import compact_group_ids, group_index, kmeans_groups
+from .losses import LOSSES, balanced_class_weights
 from .objective import GlocalData, with_feature_grams
 from .problems import OPTIMIZERS
 from .solver import SolverOptions, glocal_fit
@@ -34,6 +35,17 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     with F_0 = U W^T X, F_m = U W^T X_m, Y the labels mapped to +1 / -1 and J the mask of
     observed entries. With default arguments this is exactly the paper's objective on X and Y
     as given: no rescaling of the weights, no intercept, no preprocessing.
+
+    Opt-in extensions (not in the paper: ``loss``, ``class_weight``, ``lam_v``) minimize::
+
+        sum_{(j, i) observed} c_ji ell(y_ji, (U V)_ji) + lam ||V - W^T X||^2
+          + lam2 (||U||^2 + ||W||^2) + lam_v ||V||^2 + (the same manifold terms)
+
+    with ``loss`` choosing ell (``"squared"``: (f - y)^2, the paper's; ``"squared_hinge"``:
+    max(0, 1 - y f)^2, LinearSVC's; ``"logistic"``: log(1 + exp(-y f))), ``class_weight``
+    the weights c_ji (1, or per-label balanced) and ``lam_v`` (lam2 unless given). With a
+    loss other than the squared one, or class weights, V has no closed form and is solved
+    by preconditioned trust regions like U and W.
 
     Parameters
     ----------
@@ -68,7 +80,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         trust regions for U and W, conjugate gradients for Z. ``"steepest_descent"``
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
-        Solve the V block by the paper's closed form instead of an optimizer.
+        Solve the V block by the paper's closed form instead of an optimizer (ignored,
+        as there is no closed form, unless ``loss="squared"`` and ``class_weight=None``).
     solver_options : dict, default=None
         Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
         ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated warm
@@ -80,6 +93,21 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         (e.g. centred data) and for ranking frequent labels.
     intercept_scaling : float, default=1.0
         Value of that constant feature.
+    loss : {"squared", "squared_hinge", "logistic"}, default="squared"
+        Not part of the paper's model unless ``"squared"``. Loss ell(y, f) of each observed
+        label entry (y = +1 / -1, f its entry of U V), see above and `glocal.losses`.
+    class_weight : {None, "balanced"}, default=None
+        Not part of the paper's model. ``"balanced"`` weighs every observed entry of label j
+        by n_j / (2 n_j(y)), with n_j its observed entries and n_j(y) those of the entry's
+        class, as scikit-learn's ``class_weight="balanced"`` does for each binary problem:
+        the positives of a rare label then weigh as much as its negatives.
+    lam_v : float or None, default=None
+        Not part of the paper's model unless None (then lam2). Weight of ||V||^2 alone. The
+        paper's lam2 ||V||^2 shrinks the latent labels of every sample, hence all its label
+        scores, missing entries included: tied to W^T X (large lam) it acts as a ridge
+        lam2 ||X W||^2 that grows against the label-fit term as fewer labels are observed.
+        A small ``lam_v`` with a large ``lam`` leaves trace-norm-regularized linear models
+        U W^T x fitted on the observed entries.
     random_state : int, RandomState instance or None, default=None
         Seeds k-means and the initial point.
     verbose : int, default=0
@@ -142,6 +170,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "solver_options": [dict, None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "lam_v": [Interval(Real, 0, None, closed="left"), None],
+        "loss": [StrOptions(set(LOSSES))],
+        "class_weight": [StrOptions({"balanced"}), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -149,7 +180,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
                  v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, random_state=None, verbose=0):
+                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
+                 random_state=None, verbose=0):
         _store_params(self, locals())
 
     def fit(self, X, Y, groups=None):
@@ -204,8 +236,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         n_features = X.shape[1]
         if self.fit_intercept:
             X = _append_constant(X, self.intercept_scaling)
+        weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
+                   else None)
         data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
-                          *self._manifold_weights())
+                          *self._manifold_weights(), loss=self.loss, weights=weights,
+                          lam_v=self.lam_v)
         key = ("grams", self.fit_intercept, self.intercept_scaling, data.has_manifold_terms,
                groups.tobytes())
         if key not in cache:
@@ -312,7 +347,8 @@ class GLObal(GLOCAL):
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
                  v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, random_state=None, verbose=0):
+                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
+                 random_state=None, verbose=0):
         _store_params(self, locals())
 
     def _manifold_weights(self):
@@ -332,7 +368,8 @@ class loCAL(GLOCAL):
     def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
                  v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, random_state=None, verbose=0):
+                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
+                 random_state=None, verbose=0):
         _store_params(self, locals())
 
     def _manifold_weights(self):

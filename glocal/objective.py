@@ -20,11 +20,17 @@ or, seen from W, sum_m tr(P_m H_m P_m^T) with k x k matrices H_m (`feature_side_
 so no d x d or n x n matrix is ever needed. Every gradient is the exact gradient of this
 objective (the paper's printed gradients drop a factor 2, and its gradient in U swaps the two
 data terms: see ``shared/paper/NOTES.md``); each is checked against autograd in the tests.
+
+Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the label-fit term by
+Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
+blocks (and the objective's value), and `label_curvature` gives their Hessians' weights.
 """
 
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from . import losses
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,13 @@ class GlocalData:
         X^T X, when products with it are cheaper than with X (see `with_feature_grams`).
     group_grams : ndarray of shape (g, d, d) or None
         X_m^T X_m of every group, under the same condition.
+    loss : {"squared", "squared_hinge", "logistic"}
+        Loss of the label-fit term (`glocal.losses`); "squared" is the paper's.
+    weights : ndarray of shape (l, n) or None
+        Weights c_ji of the observed entries in the label-fit term (0 on missing ones);
+        None means the paper's J.
+    lam_v : float or None
+        Weight of ||V||^2 when it should differ from lam2 (None: lam2, the paper's).
     """
 
     X: object
@@ -58,6 +71,9 @@ class GlocalData:
     lam4: float = 0.0
     gram: object = None
     group_grams: object = None
+    loss: str = "squared"
+    weights: object = None
+    lam_v: object = None
 
     @property
     def n_samples(self):
@@ -71,6 +87,23 @@ class GlocalData:
     @property
     def has_manifold_terms(self):
         return self.lam3 > 0 or self.lam4 > 0
+
+    @property
+    def v_weight(self):
+        """The weight of ||V||^2: lam2 in the paper, ``lam_v`` when given."""
+        return self.lam2 if self.lam_v is None else self.lam_v
+
+    @property
+    def is_paper_loss(self):
+        """The paper's unweighted squared error: U and V blocks are quadratic."""
+        return self.loss == "squared" and self.weights is None
+
+    @property
+    def entry_weights(self):
+        """c_ji of Eq. L in `glocal.losses`: ``weights``, else J (ones when J is None)."""
+        if self.weights is not None:
+            return self.weights
+        return np.ones_like(self.Y) if self.J is None else self.J
 
 
 def with_feature_grams(data, memory_limit=2**28):
@@ -119,6 +152,34 @@ def _squared_norm(A):
     """||A||^2 without a temporary of A's size."""
     A = np.ascontiguousarray(A).ravel()
     return float(A @ A)
+
+
+def label_loss(U, V, data):
+    """The label-fit term: ||J o (Y - U V)||^2, or Eq. L of `glocal.losses` for another loss."""
+    if data.is_paper_loss:
+        return _squared_norm(label_residual(U, V, data))
+    return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)[0]
+
+
+def _loss_gradient(U, V, data):
+    """Eq. L of `glocal.losses` and half its gradient in F = U V (the blocks' factor 2)."""
+    value, grad = losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)
+    return value, 0.5 * grad
+
+
+def label_curvature(U, V, data):
+    """Half the entry-wise curvature of the label-fit term at F = U V, (l x n).
+
+    J (ones without missing entries) for the paper's loss, whatever U and V.
+    """
+    if data.is_paper_loss:
+        return data.entry_weights
+    return 0.5 * losses.loss_curvature(U @ V, data.Y, data.entry_weights, data.loss)
+
+
+def _column_outer(A):
+    """Row-wise outer products of A (m x k) as an m x k^2 matrix."""
+    return np.einsum("ma,mb->mab", A, A).reshape(A.shape[0], -1)
 
 
 def group_grams(P, data):
@@ -185,10 +246,17 @@ def basic_objective(U, V, W, data, P=None):
     if P is None:
         P = data.X @ W
     return float(
-        _squared_norm(label_residual(U, V, data))
+        label_loss(U, V, data)
         + data.lam * np.sum((V - P.T) ** 2)
-        + data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
+        + frobenius_terms(U, V, W, data)
     )
+
+
+def frobenius_terms(U, V, W, data):
+    """lam2 (||U||^2 + ||V||^2 + ||W||^2), with ``lam_v`` on ||V||^2 when it is given."""
+    if data.lam_v is None:
+        return data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
+    return data.lam2 * (np.sum(U ** 2) + np.sum(W ** 2)) + data.lam_v * np.sum(V ** 2)
 
 
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
@@ -242,12 +310,27 @@ def u_statistics(V, data, chunk=4096):
 def u_cost_grad(U, stats, Z, B, data):
     """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept).
 
-    ``stats`` is `u_statistics` of the fixed V.
+    ``stats`` is `u_statistics` of the fixed V (the paper's loss; see `u_loss_cost_grad`
+    for the others).
     """
     GU = stats.apply_gram(U)
     cost = (np.sum(U * GU) - 2.0 * np.sum(U * stats.target) + stats.constant
             + data.lam2 * np.sum(U ** 2))
     grad = GU - stats.target + data.lam2 * U
+    return _with_u_manifold_terms(cost, grad, U, Z, B)
+
+
+def u_loss_cost_grad(U, V, Z, B, data):
+    """Terms of Eq. ``uu`` with the label fit of Eq. L of `glocal.losses`, and their gradient
+    in U: the U block of a loss other than the paper's unweighted squared error."""
+    cost, R = _loss_gradient(U, V, data)
+    cost += data.lam2 * np.sum(U ** 2)
+    grad = R @ V.T + data.lam2 * U
+    return _with_u_manifold_terms(cost, grad, U, Z, B)
+
+
+def _with_u_manifold_terms(cost, grad, U, Z, B):
+    """Add the manifold terms sum_m tr(Z_m^T U B_m U^T Z_m) and half their gradient."""
     if B is not None:
         T = _transposed(Z) @ U  # Z_m^T U
         TB = T @ B
@@ -257,8 +340,19 @@ def u_cost_grad(U, stats, Z, B, data):
 
 
 def u_hessp(D, stats, Z, B, data):
-    """Hessian of Eq. ``uu`` applied to a direction D."""
-    out = stats.apply_gram(D) + data.lam2 * D
+    """Hessian of Eq. ``uu`` applied to a direction D (the paper's loss)."""
+    return _with_u_manifold_hessp(stats.apply_gram(D) + data.lam2 * D, D, Z, B)
+
+
+def u_loss_hessp(D, V, Z, B, data, U):
+    """Hessian of `u_loss_cost_grad` at U applied to a direction D (for the squared hinge,
+    the generalized Hessian; see `glocal.losses`)."""
+    out = (label_curvature(U, V, data) * (D @ V)) @ V.T + data.lam2 * D
+    return _with_u_manifold_hessp(out, D, Z, B)
+
+
+def _with_u_manifold_hessp(out, D, Z, B):
+    """Add the manifold terms' (halved) Hessian applied to D to ``out``; the factor 2."""
     if B is not None:
         out += (Z @ ((_transposed(Z) @ D) @ B)).sum(axis=0)
     return 2.0 * out
@@ -274,26 +368,56 @@ def u_row_hessians(stats, data):
     return stats.gram + data.lam2 * np.eye(stats.gram.shape[-1])
 
 
+def u_loss_row_hessians(V, data, U):
+    """Per-row Hessian blocks (halved) of `u_loss_cost_grad` at U without its manifold terms,
+    shape (l, k, k): sum_i s_ji v_i v_i^T + lam2 I with s the curvature of Eq. L
+    (`label_curvature`); the preconditioner of that block."""
+    k = V.shape[0]
+    blocks = (label_curvature(U, V, data) @ _column_outer(V.T)).reshape(-1, k, k)
+    return blocks + data.lam2 * np.eye(k)
+
+
 # --- Block V (Eq. ``uv``): U, W fixed; the manifold terms do not involve V -------------
 
 def v_cost_grad(V, U, P, data):
-    """Terms of Eq. ``uv`` and their gradient in V."""
-    R = label_residual(U, V, data)
+    """Terms of Eq. ``uv`` and their gradient in V (squared error or Eq. L of `glocal.losses`)."""
+    if data.is_paper_loss:
+        R = label_residual(U, V, data)
+        cost = np.sum(R ** 2)
+    else:
+        cost, R = _loss_gradient(U, V, data)
     E = V - P.T
-    cost = np.sum(R ** 2) + data.lam * np.sum(E ** 2) + data.lam2 * np.sum(V ** 2)
-    grad = U.T @ R + data.lam * E + data.lam2 * V
+    cost += data.lam * np.sum(E ** 2) + data.v_weight * np.sum(V ** 2)
+    grad = U.T @ R + data.lam * E + data.v_weight * V
     return float(cost), 2.0 * grad
 
 
-def v_hessp(D, U, data):
-    """Hessian of Eq. ``uv`` applied to a direction D."""
-    return 2.0 * (U.T @ masked(data, U @ D) + (data.lam + data.lam2) * D)
+def v_hessp(D, U, data, V=None):
+    """Hessian of Eq. ``uv`` applied to a direction D, at V (unused for the paper's loss)."""
+    ridge = data.lam + data.v_weight
+    if data.is_paper_loss:
+        return 2.0 * (U.T @ masked(data, U @ D) + ridge * D)
+    return 2.0 * (U.T @ (label_curvature(U, V, data) * (U @ D)) + ridge * D)
+
+
+def v_column_hessians(U, V, data):
+    """Per-column Hessian blocks (halved) of Eq. ``uv`` at V, shape (n, k, k).
+
+    Column i of V only meets the rows of U of its observed labels:
+    U^T Diag(s_i) U + (lam + lam_v) I, with s_i the curvature of the label-fit term
+    (`label_curvature`: J's column for the paper's loss) and lam_v = `GlocalData.v_weight`.
+    The term separates by column, so their inverse is the exact inverse Hessian of a
+    quadratic V block and a preconditioner otherwise.
+    """
+    k = U.shape[1]
+    blocks = (label_curvature(U, V, data).T @ _column_outer(U)).reshape(-1, k, k)
+    return blocks + (data.lam + data.v_weight) * np.eye(k)
 
 
 def v_decrease(V, V_new, U, data):
     """Eq. ``uv``'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
 
-    The block is a quadratic with halved Hessian D -> U^T (J o (U D)) + (lam + lam2) D, so
+    The block is a quadratic with halved Hessian D -> U^T (J o (U D)) + (lam + lam_v) D, so
     the drop is that form at D = V - V_new: one product with U instead of two costs.
     """
     D = V - V_new
@@ -301,21 +425,22 @@ def v_decrease(V, V_new, U, data):
         label_part = np.sum((U.T @ U @ D) * D)
     else:
         label_part = np.sum(masked(data, U @ D) ** 2)
-    return float(label_part + (data.lam + data.lam2) * np.sum(D ** 2))
+    return float(label_part + (data.lam + data.v_weight) * np.sum(D ** 2))
 
 
 def v_closed_form(U, P, data, chunk=4096):
     """The paper's column-wise closed form for Eq. ``uv``, batched over columns.
 
     v_i = (U^T Diag(j_i) U + (lam + lam2) I)^{-1} (lam W^T x_i + U^T Diag(j_i) y_i).
-    With every label observed all columns share one k x k system.
+    With every label observed all columns share one k x k system. (lam2 here is
+    `GlocalData.v_weight`.)
     """
     k = U.shape[1]
     rhs = data.lam * P.T + U.T @ data.Y  # Y is 0 on missing entries
-    ridge = (data.lam + data.lam2) * np.eye(k)
-    if data.J is None:  # one well-conditioned k x k system (eigenvalues >= lam + lam2)
+    ridge = (data.lam + data.v_weight) * np.eye(k)
+    if data.J is None:  # one well-conditioned k x k system (eigenvalues >= lam + lam_v)
         return np.linalg.inv(U.T @ U + ridge) @ rhs  # a k x n product: far faster than solve
-    outer = np.einsum("la,lb->lab", U, U).reshape(U.shape[0], k * k)
+    outer = _column_outer(U)
     V = np.empty_like(rhs)
     for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
         cols = slice(start, start + chunk)

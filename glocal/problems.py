@@ -67,10 +67,14 @@ class _CostAndGradient:
         return self(point)[1]
 
 
-def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True):
+def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True,
+             hessp_at_point=False):
+    """``hessp(direction)``, or ``hessp(point, direction)`` with ``hessp_at_point`` (a block
+    that is not quadratic, e.g. under a loss other than the paper's)."""
     evaluate = _CostAndGradient(cost_grad)
     decorate = pymanopt.function.numpy(manifold)
-    hessian = decorate(lambda point, direction: hessp(direction))
+    hessian = decorate(hessp if hessp_at_point
+                       else lambda point, direction: hessp(direction))
     # On a Euclidean manifold the Euclidean Hessian is the Riemannian one; passing it as such
     # spares pymanopt a gradient evaluation per Hessian-vector product.
     hessian_kind = "riemannian_hessian" if euclidean else "euclidean_hessian"
@@ -83,14 +87,23 @@ def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True):
     return problem
 
 
-def u_problem(V, Z, B, data):
+def u_problem(V, Z, B, data, U=None):
     """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
 
-    Costs and derivatives come from the block's sufficient statistics (`u_statistics`);
-    preconditioned by the exact inverse Hessian of the basic model (one k x k block per
-    row, or one for all rows when every label is observed).
+    The paper's loss: costs and derivatives from the block's sufficient statistics
+    (`u_statistics`), preconditioned by the exact inverse Hessian of the basic model (one
+    k x k block per row, or one for all rows when every label is observed). Another loss:
+    preconditioned by the inverse Hessian blocks of its quadratic model at ``U``, the
+    starting point (which only that case needs).
     """
     l, k = data.Y.shape[0], V.shape[0]
+    if not data.is_paper_loss:
+        inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U)) / 2.0
+        return _problem(Euclidean(l, k),
+                        lambda point: obj.u_loss_cost_grad(point, V, Z, B, data),
+                        lambda point, D: obj.u_loss_hessp(D, V, Z, B, data, point),
+                        lambda point, vector: np.einsum("lab,lb->la", inverse_blocks, vector),
+                        hessp_at_point=True)
     stats = obj.u_statistics(V, data)
     inverse = obj.UStatistics(np.linalg.inv(obj.u_row_hessians(stats, data)) / 2.0,
                               None, 0.0)
@@ -102,11 +115,32 @@ def u_problem(V, Z, B, data):
                     lambda D: obj.u_hessp(D, stats, Z, B, data), preconditioner)
 
 
-def v_problem(U, P, data):
-    """Eq. ``uv``: V with U, W fixed (an alternative to `objective.v_closed_form`)."""
-    return _problem(Euclidean(U.shape[1], data.n_samples),
-                    lambda V: obj.v_cost_grad(V, U, P, data),
-                    lambda D: obj.v_hessp(D, U, data))
+def v_problem(U, P, data, V=None, max_block_entries=2**24):
+    """Eq. ``uv``: V with U, W fixed (the alternative to `objective.v_closed_form`, and the
+    only way under a loss other than the paper's).
+
+    Preconditioned by the inverse of the per-column Hessian blocks at ``V`` (the start; any
+    point for the paper's loss), `objective.v_column_hessians`; when the n blocks of k x k
+    would exceed ``max_block_entries`` numbers, by the inverse of their diagonal.
+    """
+    k, n = U.shape[1], data.n_samples
+    if V is None:
+        V = np.zeros((k, n))
+    if n * k * k <= max_block_entries:
+        inverse_blocks = np.linalg.inv(obj.v_column_hessians(U, V, data)) / 2.0
+
+        def preconditioner(point, vector):
+            return np.einsum("iab,bi->ai", inverse_blocks, vector)
+    else:
+        curvature = obj.label_curvature(U, V, data)
+        diagonal = 2.0 * ((U ** 2).T @ curvature + data.lam + data.v_weight)
+
+        def preconditioner(point, vector):
+            return vector / diagonal
+
+    return _problem(Euclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
+                    lambda point, D: obj.v_hessp(D, U, data, V=point), preconditioner,
+                    hessp_at_point=True)
 
 
 def w_problem(V, H, data, w_preconditioner):

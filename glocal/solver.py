@@ -119,8 +119,8 @@ def _update_v(U, V, P, data, options, track=True):
     The closed form's decrease costs one product with U: skipped (0.0 returned) with
     ``track=False``, where nobody reads it.
     """
-    if not options.v_closed_form:
-        return _solve_block("V", problems.v_problem(U, P, data), V, options)
+    if not (options.v_closed_form and data.is_paper_loss):  # no closed form for other losses
+        return _solve_block("V", problems.v_problem(U, P, data, V), V, options)
     new = obj.v_closed_form(U, P, data)
     return new, (obj.v_decrease(V, new, U, data) if track else 0.0)
 
@@ -197,7 +197,8 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
         V = _update_v(U, V, data.X @ W, data, options, track=False)[0]
         value = obj.basic_objective(U, V, W, data)
     for n_rounds in range(1, max_iter + 1):
-        U_next = _solve_block("U", problems.u_problem(V, None, None, data), U, options)[0]
+        U_next = _solve_block("U", problems.u_problem(V, None, None, data, U), U,
+                              options)[0]
         if mixing is None:
             U = U_next
             V = _update_v(U, V, data.X @ W, data, options, track=False)[0]
@@ -361,7 +362,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         V, drop = _update_v(U, V, P, data, options)
         decreases.append(drop)
         # Line 7: U.
-        U, drop = _solve_block("U", problems.u_problem(V, Z, B, data), U, options)
+        U, drop = _solve_block("U", problems.u_problem(V, Z, B, data, U), U, options)
         decreases.append(drop)
         # Line 8: W.
         H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)

@@ -51,8 +51,11 @@ print(f"l={U.shape[0]} labels, k={U.shape[1]} latent labels, g={len(B)} groups")
 # A wrong gradient is the most common bug of hand-written optimization. The first-order
 # Taylor expansion gives a check: f(U + tD) - f(U) - t <grad, D> shrinks like t^2, and
 # the gradient's change along D is the Hessian applied to D.
-cost = lambda U: obj.u_cost_grad(U, V, Z, B, data)[0]  # noqa: E731
-grad = lambda U: obj.u_cost_grad(U, V, Z, B, data)[1]  # noqa: E731
+# With V fixed the label term is quadratic in U: it is evaluated from small sufficient
+# statistics of V (`u_statistics`: V V^T, Y V^T, ||Y||^2), built once per block.
+stats = obj.u_statistics(V, data)
+cost = lambda U: obj.u_cost_grad(U, stats, Z, B, data)[0]  # noqa: E731
+grad = lambda U: obj.u_cost_grad(U, stats, Z, B, data)[1]  # noqa: E731
 D = rng.standard_normal(U.shape)
 steps = np.logspace(-1, -6, 6)
 errors = np.array([abs(cost(U + t * D) - cost(U) - t * np.sum(grad(U) * D))
@@ -63,7 +66,7 @@ assert abs(slope - 2) < 0.1
 
 t = 1e-6
 hessian_fd = (grad(U + t * D) - grad(U - t * D)) / (2 * t)
-hessian = obj.u_hessp(D, V, Z, B, data)
+hessian = obj.u_hessp(D, stats, Z, B, data)
 print(f"Hessian-vector product vs finite differences: relative error "
       f"{np.linalg.norm(hessian - hessian_fd) / np.linalg.norm(hessian):.1e}")
 assert np.allclose(hessian, hessian_fd, rtol=1e-5, atol=1e-6)

@@ -107,7 +107,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         scores, missing entries included: tied to W^T X (large lam) it acts as a ridge
         lam2 ||X W||^2 that grows against the label-fit term as fewer labels are observed.
         A small ``lam_v`` with a large ``lam`` leaves trace-norm-regularized linear models
-        U W^T x fitted on the observed entries.
+        U W^T x fitted on the observed entries. Measured with missing labels (README):
+        ``lam_v=0, fit_intercept=True, n_latent=n_labels`` and lam2 tuned in {4, 16}.
     random_state : int, RandomState instance or None, default=None
         Seeds k-means and the initial point.
     verbose : int, default=0

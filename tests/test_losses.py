@@ -17,6 +17,7 @@ from glocal import GLOCAL
 from glocal import losses
 from glocal import objective as obj
 from glocal.solver import SolverOptions, glocal_fit
+from test_objective import close, hvp
 
 REFERENCE_LOSSES = {
     "squared": lambda F, Y: (F - Y) ** 2,
@@ -26,17 +27,6 @@ REFERENCE_LOSSES = {
 # (loss, weighted, lam_v): every extension of the label-fit term, and a separate ||V||^2 weight.
 NON_PAPER = [("squared", True, None), ("squared", False, 0.0), ("squared_hinge", False, None),
              ("squared_hinge", True, 0.1), ("logistic", False, None), ("logistic", True, 2.0)]
-
-
-def close(actual, expected, rtol=1e-9):
-    expected = np.asarray(expected, dtype=float)
-    scale = max(float(np.max(np.abs(expected))), 1e-300)
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale)
-
-
-def hvp(f, argnum, args, direction):
-    gradient = grad(f, argnum)
-    return grad(lambda *a: anp.sum(gradient(*a) * direction), argnum)(*args)
 
 
 @pytest.mark.parametrize("loss", losses.LOSSES)

@@ -217,13 +217,14 @@ def _reproduce(args):
     # results.csv is written after the first run, which can take minutes: refuse now.
     check_output(Path(args.out) / "results.csv", overwrite=True)
     try:
-        run_reproduction(
-            datasets=_names(args.datasets), methods=_names(args.methods),
-            observed_fractions=_fractions(args.rho), n_repeats=args.repeats,
-            data_dir=args.data_dir, out_dir=args.out, paper_tables=args.paper_tables,
-            quick=args.quick, tune=not args.no_tune, small_clusters=args.small_clusters,
-            n_jobs=args.jobs, random_state=args.seed,
-            progress=lambda line: print(line, flush=True))
+        with _worker_warnings("reproduce"):
+            run_reproduction(
+                datasets=_names(args.datasets), methods=_names(args.methods),
+                observed_fractions=_fractions(args.rho), n_repeats=args.repeats,
+                data_dir=args.data_dir, out_dir=args.out, paper_tables=args.paper_tables,
+                quick=args.quick, tune=not args.no_tune, small_clusters=args.small_clusters,
+                n_jobs=args.jobs, random_state=args.seed,
+                progress=lambda line: print(line, flush=True))
     except KeyboardInterrupt:
         print("glocal reproduce: interrupted; run the same command again to resume",
               file=sys.stderr)
@@ -480,6 +481,13 @@ def _label_names_in_warnings(label_names):
 def _one_line_warnings(command):
     """Print each distinct warning once, as one line without Python's source line (a
     reproduction repeats the same warning for every fit and fold)."""
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_printer(command)
+        yield
+
+
+def _one_line_printer(command):
+    """A ``warnings.showwarning`` that prints each distinct text once, on one line."""
     shown = set()
 
     def show(message, category, filename, lineno, file=None, line=None):
@@ -487,10 +495,22 @@ def _one_line_warnings(command):
         if text not in shown:
             shown.add(text)
             print(f"glocal {command}: warning: {text}", file=sys.stderr, flush=True)
+    return show
 
-    with warnings.catch_warnings():
-        warnings.showwarning = show
-        yield
+
+def _install_one_line_warnings(command):
+    """Initializer of joblib's worker processes: their warnings print as ours do (each
+    worker prints a distinct text once)."""
+    warnings.showwarning = _one_line_printer(command)
+
+
+def _worker_warnings(command):
+    """Run joblib's process pools (the cross-validation of ``--jobs`` > 1) with workers
+    whose warnings are one line each, like the main process's."""
+    from joblib import parallel_config
+
+    return parallel_config(backend="loky", initializer=_install_one_line_warnings,
+                           initargs=(command,))
 
 
 def _error(exc):

@@ -412,3 +412,21 @@ def test_version_and_help_without_scikit_learn():
                             env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
     assert result.stderr.split() == ["False", "False"]
     assert "default 1" in result.stdout and "number of latent labels" in result.stdout
+
+
+def test_worker_processes_print_warnings_on_one_line():
+    """``reproduce --jobs N`` cross-validates in joblib's worker processes: their warnings
+    print as the main process's do, one line each, without Python's source line."""
+    code = """if True:
+        import warnings
+        from sklearn.utils.parallel import Parallel, delayed
+        from glocal.cli import _one_line_warnings, _worker_warnings
+        with _one_line_warnings("reproduce"), _worker_warnings("reproduce"):
+            Parallel(n_jobs=2)(delayed(warnings.warn)(f"fold {i % 2} warns") for i in range(6))
+    """
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300, check=True)
+    lines = result.stderr.strip().splitlines()
+    assert 2 <= len(lines) <= 4, lines  # each text once per worker process
+    assert all(line in ("glocal reproduce: warning: fold 0 warns",
+                        "glocal reproduce: warning: fold 1 warns") for line in lines), lines

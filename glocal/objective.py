@@ -344,10 +344,13 @@ def u_hessp(D, stats, Z, B, data):
     return _with_u_manifold_hessp(stats.apply_gram(D) + data.lam2 * D, D, Z, B)
 
 
-def u_loss_hessp(D, V, Z, B, data, U):
+def u_loss_hessp(D, V, Z, B, data, U, curvature=None):
     """Hessian of `u_loss_cost_grad` at U applied to a direction D (for the squared hinge,
-    the generalized Hessian; see `glocal.losses`)."""
-    out = (label_curvature(U, V, data) * (D @ V)) @ V.T + data.lam2 * D
+    the generalized Hessian; see `glocal.losses`). ``curvature`` is `label_curvature` at
+    (U, V) when the caller has it: it depends on U only, not on D."""
+    if curvature is None:
+        curvature = label_curvature(U, V, data)
+    out = (curvature * (D @ V)) @ V.T + data.lam2 * D
     return _with_u_manifold_hessp(out, D, Z, B)
 
 
@@ -392,12 +395,15 @@ def v_cost_grad(V, U, P, data):
     return float(cost), 2.0 * grad
 
 
-def v_hessp(D, U, data, V=None):
-    """Hessian of Eq. ``uv`` applied to a direction D, at V (unused for the paper's loss)."""
+def v_hessp(D, U, data, V=None, curvature=None):
+    """Hessian of Eq. ``uv`` applied to a direction D, at V (unused for the paper's loss);
+    ``curvature`` is `label_curvature` at (U, V) when the caller has it."""
     ridge = data.lam + data.v_weight
     if data.is_paper_loss:
         return 2.0 * (U.T @ masked(data, U @ D) + ridge * D)
-    return 2.0 * (U.T @ (label_curvature(U, V, data) * (U @ D)) + ridge * D)
+    if curvature is None:
+        curvature = label_curvature(U, V, data)
+    return 2.0 * (U.T @ (curvature * (U @ D)) + ridge * D)
 
 
 def v_column_hessians(U, V, data):

@@ -42,23 +42,28 @@ def run_optimizer(name, problem, start, max_iterations, min_gradient_norm, max_i
     return optimizer.run(problem, initial_point=start)
 
 
-class _CostAndGradient:
-    """Cost and gradient from one evaluation, cached for the last point.
+class _LastPoint:
+    """A function of the point, evaluated once for the last point it was called at.
 
-    pymanopt asks for the cost and then the gradient at the same point; both share the
-    residual, so evaluating them together halves the work.
+    pymanopt calls the cost, the gradient and every Hessian-vector product of one
+    trust-region iteration at the same point (the same array object).
     """
 
-    def __init__(self, cost_grad):
-        self._cost_grad = cost_grad
+    def __init__(self, function):
+        self._function = function
         self._point = None
         self._value = None
 
     def __call__(self, point):
         if point is not self._point:
-            self._value = self._cost_grad(point)
+            self._value = self._function(point)
             self._point = point
         return self._value
+
+
+class _CostAndGradient(_LastPoint):
+    """Cost and gradient from one evaluation, cached for the last point: both share the
+    residual, so evaluating them together halves the work."""
 
     def cost(self, point):
         return self(point)[0]
@@ -99,9 +104,11 @@ def u_problem(V, Z, B, data, U=None):
     l, k = data.Y.shape[0], V.shape[0]
     if not data.is_paper_loss:
         inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U)) / 2.0
+        curvature = _LastPoint(lambda point: obj.label_curvature(point, V, data))
         return _problem(Euclidean(l, k),
                         lambda point: obj.u_loss_cost_grad(point, V, Z, B, data),
-                        lambda point, D: obj.u_loss_hessp(D, V, Z, B, data, point),
+                        lambda point, D: obj.u_loss_hessp(D, V, Z, B, data, point,
+                                                          curvature(point)),
                         lambda point, vector: np.einsum("lab,lb->la", inverse_blocks, vector),
                         hessp_at_point=True)
     stats = obj.u_statistics(V, data)
@@ -138,9 +145,13 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
         def preconditioner(point, vector):
             return vector / diagonal
 
+    if data.is_paper_loss:  # quadratic: the Hessian does not depend on the point
+        return _problem(Euclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
+                        lambda D: obj.v_hessp(D, U, data), preconditioner)
+    curvature = _LastPoint(lambda point: obj.label_curvature(U, point, data))
     return _problem(Euclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
-                    lambda point, D: obj.v_hessp(D, U, data, V=point), preconditioner,
-                    hessp_at_point=True)
+                    lambda point, D: obj.v_hessp(D, U, data, point, curvature(point)),
+                    preconditioner, hessp_at_point=True)
 
 
 def w_problem(V, H, data, w_preconditioner):

@@ -49,9 +49,9 @@ class MultiLabelMixin(MultiOutputMixin):
         score : float
             Higher is better.
         """
-        from .metrics import observed_average_precision
+        from .metrics import observed_average_precision_scorer
 
-        return observed_average_precision(Y, self.decision_function(X))
+        return observed_average_precision_scorer(self, X, Y)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

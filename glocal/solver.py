@@ -189,24 +189,26 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
     Returns U, V, W, the objective history (initial point first), the number of rounds and
     whether ``tol`` was met before ``max_iter`` rounds.
     """
-    history = [obj.basic_objective(U, V, W, data)]
+    P = data.X @ W  # X W of the current W in plain rounds (mixed ones carry their own)
+    history = [obj.basic_objective(U, V, W, data, P=P)]
     converged = False
     n_rounds = 0
     mixing = _Anderson(options.init_acceleration) if options.init_acceleration else None
     if mixing is not None:
-        V = _update_v(U, V, data.X @ W, data, options, track=False)[0]
-        value = obj.basic_objective(U, V, W, data)
+        V = _update_v(U, V, P, data, options, track=False)[0]
+        value = obj.basic_objective(U, V, W, data, P=P)
     for n_rounds in range(1, max_iter + 1):
         U_next = _solve_block("U", problems.u_problem(V, None, None, data, U), U,
                               options)[0]
         if mixing is None:
             U = U_next
-            V = _update_v(U, V, data.X @ W, data, options, track=False)[0]
+            V = _update_v(U, V, P, data, options, track=False)[0]
         W_next = _solve_block("W", problems.w_problem(V, None, data, w_preconditioner), W,
                               options)[0]
         if mixing is None:
             W = W_next
-            history.append(obj.basic_objective(U, V, W, data))
+            P = data.X @ W
+            history.append(obj.basic_objective(U, V, W, data, P=P))
         else:
             U, V, W, value = _mixed_step(mixing, (U, W), (U_next, W_next), V, value, data,
                                          options)

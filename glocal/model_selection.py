@@ -40,19 +40,30 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     among its observed labels only (rows without an observed positive are skipped), so a
     missing label neither rewards nor penalizes a setting.
 
-    **Paths and warm starts.** The settings that differ only in ``path_param`` form a path,
-    walked in decreasing order of ``path_param`` (strong to weak regularization for lam2).
-    On each fold the first point of a path is fitted from GLOCAL's own initial point and
-    every later one starts from the previous point's solution on the same fold (U, V, W and
-    the Z_m: the same training rows, so V carries over as it is), then runs GLOCAL's warm
-    start (the basic model) and Algorithm 1 as usual. The k-means groups of a fold and its
-    feature second moments (X^T X, per group too) are computed once and shared by all
-    settings (GLOCAL with the same ``random_state`` finds the same groups for every
-    setting, so this changes no result). Along the path the fits stop at ``path_tol``
-    (looser than GLOCAL's ``tol`` by default); the final refit on all data is a plain
+    **Paths and warm starts.** The settings that differ only in ``path_param`` and
+    ``fit_intercept`` form a path, walked in decreasing order of ``path_param`` (strong to
+    weak regularization for lam2). On each fold the first setting of a path is fitted from
+    GLOCAL's own initial point; at every later value of ``path_param`` the first setting
+    (in grid order, without the bias for the default grid) starts from its solution at the
+    previous value, and the setting with the bias from the one without it at the same value
+    (its W gets a zero bias row; the other way round the row is dropped). A start carries
+    U, V, W and the Z_m (the same training rows, so V carries over as it is); GLOCAL's warm
+    start (the basic model) and Algorithm 1 then run as usual, the warm start for one round
+    only when the start is that same-value solution, already a solution of Algorithm 1 for
+    nearly the same model. The k-means groups of a fold and its feature second moments
+    (X^T X, per group too) are computed once and shared by all settings (GLOCAL with the
+    same ``random_state`` finds the same groups for every setting, so this changes no
+    result).
+
+    **Looser fits along the paths, exact refit.** The fits along the paths only rank the
+    settings: they stop at ``path_tol`` (1e-2, against GLOCAL's 1e-4) and every block
+    optimizer stops after `PATH_BLOCK_MAX_ITER` iterations (none of this changes the
+    objective, only how far it is minimized). The final refit on all the data is a plain
     ``estimator.set_params(**best_params_).fit(X, Y)``, from GLOCAL's own initial point at
-    its own ``tol``, the same model ``GridSearchCV(refit=True)`` would return. The grid and
-    the folds are exactly those given: nothing is skipped or pruned.
+    its own ``tol`` and solver options, the same model ``GridSearchCV(refit=True)`` would
+    return. The grid and the folds are exactly those given: nothing is skipped or pruned.
+    ``path_param=None`` with ``path_tol=None`` fits every setting as ``GridSearchCV`` does
+    (the same scores).
 
     GLOCAL's objective is not convex, so a warm-started fit may end at a different local
     solution than a fit from scratch; ``benchmarks/bench_glocalcv.py`` measures how the
@@ -75,9 +86,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=5
         As for ``GridSearchCV``; an int means shuffled `sklearn.model_selection.KFold`
         seeded by ``random_state``.
-    path_tol : float or None, default=1e-3
-        ``tol`` of the fits along the paths (the refit uses the estimator's own ``tol``).
-        None means the estimator's ``tol``.
+    path_tol : float or None, default=1e-2
+        ``tol`` of the fits along the paths (the refit uses the estimator's own ``tol``),
+        whose block optimizers also stop after `PATH_BLOCK_MAX_ITER` iterations. None
+        means the estimator's own ``tol`` and solver options for every fit.
     scoring : callable or None, default=None
         ``scoring(estimator, X, Y)``, higher is better; None means
         `glocal.metrics.observed_average_precision_scorer`.

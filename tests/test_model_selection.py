@@ -14,7 +14,7 @@ from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
 from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_BLOCK_MAX_ITER, _adapt,
-                                    _path_model)
+                                    _path_model, _plan)
 
 
 def _data(seed=0, n=90, d=10, l=8, rank=4, hidden=0.4):
@@ -126,6 +126,16 @@ def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
     assert refit["tol"] == 1e-4 and refit["start"] is None
     assert refit["init_max_iter"] == 30 and refit["solver_options"] is None
     assert model.cv_results_["params"] == list(ParameterGrid(grid))
+
+
+def test_plan_of_paths():
+    grid = list(ParameterGrid({"lam2": [1.0, 4.0], "n_latent": [2, 3]}))
+    # [(1, 2), (1, 3), (4, 2), (4, 3)] as (lam2, n_latent): one path per n_latent
+    assert _plan(grid, "lam2") == [(2, None, False), (0, 2, False),
+                                   (3, None, False), (1, 3, False)]
+    assert _plan(grid, None) == [(i, None, False) for i in range(4)]
+    biased = [{"fit_intercept": True, "lam2": 1.0}, {"fit_intercept": False, "lam2": 1.0}]
+    assert _plan(biased, "lam2") == [(0, None, False), (1, 0, True)]  # grid order at a value
 
 
 def test_bias_row_is_added_or_dropped():

@@ -13,7 +13,7 @@ from test_sklearn_compatibility import UNAVOIDABLE
 from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
-from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_BLOCK_MAX_ITER, _adapt,
+from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_SOLVER_OPTIONS, _adapt,
                                     _path_model, _plan)
 
 
@@ -121,7 +121,7 @@ def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
         assert [c["init_max_iter"] for c in fits] == [30, 1] * 3  # siblings: one round
     for call in calls[:-1]:  # path_tol and capped block optimizers along the paths
         assert call["tol"] == 1e-2
-        assert call["solver_options"] == {"block_max_iter": PATH_BLOCK_MAX_ITER}
+        assert call["solver_options"] == PATH_SOLVER_OPTIONS
     refit = calls[-1]  # cold, at the model's own tol and options
     assert refit["tol"] == 1e-4 and refit["start"] is None
     assert refit["init_max_iter"] == 30 and refit["solver_options"] is None
@@ -147,10 +147,12 @@ def test_bias_row_is_added_or_dropped():
 
 
 def test_path_options_keep_a_tighter_user_cap():
-    base = GLOCAL(solver_options={"block_max_iter": 5, "block_rtol": 1e-3})
+    base = GLOCAL(solver_options={"block_max_iter": 5, "block_rtol": 1e-3, "max_inner": 7})
     model = _path_model(base, {"lam2": 1.0}, 1e-2, sibling=False)
-    assert model.solver_options == {"block_max_iter": 5, "block_rtol": 1e-3}
-    assert base.solver_options == {"block_max_iter": 5, "block_rtol": 1e-3}  # not mutated
+    assert model.solver_options == {"block_max_iter": 5, "block_rtol": 1e-2, "max_inner": 7}
+    assert base.solver_options["block_rtol"] == 1e-3  # not mutated
+    loose = _path_model(GLOCAL(solver_options={"block_rtol": 0.1}), {}, 1e-2, sibling=False)
+    assert loose.solver_options == {"block_max_iter": 20, "block_rtol": 0.1}
     assert _path_model(base, {"lam2": 1.0}, None, sibling=True).get_params() == \
         clone(base).set_params(lam2=1.0).get_params()
 

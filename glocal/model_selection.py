@@ -60,12 +60,12 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     **Looser fits along the paths, exact refit.** The fits along the paths only rank the
     settings: they stop at ``path_tol`` (1e-2, against GLOCAL's 1e-4) and their block
     optimizers at `PATH_SOLVER_OPTIONS` (20 iterations, or a gradient norm 1e-2 of the
-    starting one; none of this changes the objective, only how far it is minimized). The final refit on all the data is a plain
-    ``estimator.set_params(**best_params_).fit(X, Y)``, from GLOCAL's own initial point at
-    its own ``tol`` and solver options, the same model ``GridSearchCV(refit=True)`` would
-    return. The grid and the folds are exactly those given: nothing is skipped or pruned.
-    ``path_param=None`` with ``path_tol=None`` fits every setting as ``GridSearchCV`` does
-    (the same scores).
+    starting one); none of this changes the objective, only how far it is minimized. The
+    final refit on all the data is a plain ``estimator.set_params(**best_params_).fit(X,
+    Y)``, from GLOCAL's own initial point at its own ``tol`` and solver options, the same
+    model ``GridSearchCV(refit=True)`` would return. The grid and the folds are exactly
+    those given: nothing is skipped or pruned. ``path_param=None`` with ``path_tol=None``
+    fits every setting as ``GridSearchCV`` does (the same scores).
 
     GLOCAL's objective is not convex, so a warm-started fit may end at a different local
     solution than a fit from scratch; ``benchmarks/bench_glocalcv.py`` measures how the
@@ -90,8 +90,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         seeded by ``random_state``.
     path_tol : float or None, default=1e-2
         ``tol`` of the fits along the paths (the refit uses the estimator's own ``tol``),
-        whose block optimizers also stop at `PATH_SOLVER_OPTIONS`. None
-        means the estimator's own ``tol`` and solver options for every fit.
+        whose block optimizers also stop at `PATH_SOLVER_OPTIONS`. None means the
+        estimator's own ``tol`` and solver options for every fit.
     scoring : callable or None, default=None
         ``scoring(estimator, X, Y)``, higher is better; None means
         `glocal.metrics.observed_average_precision_scorer`.

@@ -118,10 +118,12 @@ def with_feature_grams(data, memory_limit=2**28):
     g = len(data.group_index)
     gram = group_grams = None
     if d * d < 2 * nnz and 8 * d * d <= memory_limit:
-        gram = _dense(X.T @ X)
         if (data.has_manifold_terms and g * d * d < 2 * nnz
                 and 8 * g * d * d <= memory_limit):
             group_grams = np.stack([_dense(X[idx].T @ X[idx]) for idx in data.group_index])
+            gram = group_grams.sum(axis=0)  # X^T X without a second pass over X
+        else:
+            gram = _dense(X.T @ X)
     return replace(data, gram=gram, group_grams=group_grams)
 
 

@@ -118,10 +118,12 @@ def with_feature_grams(data, memory_limit=2**28):
     g = len(data.group_index)
     gram = group_grams = None
     if d * d < 2 * nnz and 8 * d * d <= memory_limit:
-        gram = _dense(X.T @ X)
         if (data.has_manifold_terms and g * d * d < 2 * nnz
                 and 8 * g * d * d <= memory_limit):
             group_grams = np.stack([_dense(X[idx].T @ X[idx]) for idx in data.group_index])
+            gram = group_grams.sum(axis=0)  # X^T X without a second pass over X
+        else:
+            gram = _dense(X.T @ X)
     return replace(data, gram=gram, group_grams=group_grams)
 
 
@@ -247,16 +249,15 @@ def basic_objective(U, V, W, data, P=None):
         P = data.X @ W
     return float(
         label_loss(U, V, data)
-        + data.lam * np.sum((V - P.T) ** 2)
+        + data.lam * _squared_norm(V - P.T)
         + frobenius_terms(U, V, W, data)
     )
 
 
 def frobenius_terms(U, V, W, data):
     """lam2 (||U||^2 + ||V||^2 + ||W||^2), with ``lam_v`` on ||V||^2 when it is given."""
-    if data.lam_v is None:
-        return data.lam2 * (np.sum(U ** 2) + np.sum(V ** 2) + np.sum(W ** 2))
-    return data.lam2 * (np.sum(U ** 2) + np.sum(W ** 2)) + data.lam_v * np.sum(V ** 2)
+    return (data.lam2 * (_squared_norm(U) + _squared_norm(W))
+            + data.v_weight * _squared_norm(V))
 
 
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
@@ -442,10 +443,15 @@ def v_closed_form(U, P, data, chunk=4096):
     `GlocalData.v_weight`.)
     """
     k = U.shape[1]
-    rhs = data.lam * P.T + U.T @ data.Y  # Y is 0 on missing entries
     ridge = (data.lam + data.v_weight) * np.eye(k)
     if data.J is None:  # one well-conditioned k x k system (eigenvalues >= lam + lam_v)
-        return np.linalg.inv(U.T @ U + ridge) @ rhs  # a k x n product: far faster than solve
+        # Its k x k inverse applied to both parts of the right-hand side: two BLAS products
+        # (P^T read in place), no k x n sum formed first; far faster than solve.
+        inverse = np.linalg.inv(U.T @ U + ridge)
+        V = (data.lam * inverse) @ P.T
+        V += (inverse @ U.T) @ data.Y  # Y is 0 on missing entries
+        return V
+    rhs = data.lam * P.T + U.T @ data.Y
     outer = _column_outer(U)
     V = np.empty_like(rhs)
     for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory

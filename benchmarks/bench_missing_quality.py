@@ -19,7 +19,8 @@ Usage::
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_missing_quality.py run \\
         --datasets arts enron --splits 3 --rhos 0.3 0.7 1 --out missing.csv
-    python benchmarks/bench_missing_quality.py report missing.csv [more.csv ...]
+    python benchmarks/bench_missing_quality.py report missing.csv [more.csv ...] \
+        [--pair GLOCAL-lam_v=0-rows-cv]
 """
 
 import argparse

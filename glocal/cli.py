@@ -468,7 +468,10 @@ def _one_line_printer(command):
         text = " ".join(str(message).split())
         if text not in shown:
             shown.add(text)
-            print(f"glocal {command}: warning: {text}", file=sys.stderr, flush=True)
+            # One write per line: worker processes share the stream, and print's two
+            # writes (text, newline) let their lines join.
+            sys.stderr.write(f"glocal {command}: warning: {text}\n")
+            sys.stderr.flush()
     return show
 
 

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _validation
@@ -216,38 +217,42 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         k-means groups and the feature second moments.
         """
         cache = {} if cache is None else cache
-        X, Y_signed, J = self._check_training_data(X, Y)
-        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        n_samples = X.shape[0]
-        rng = check_random_state(self.random_state)
-
-        tic = time.perf_counter()
-        if groups is None:
-            if self.n_groups > n_samples:
-                raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
-                                 f"samples (n_samples={n_samples})")
-            key = ("kmeans", self.n_groups, rng.randint(2**31 - 1))
-            if key not in cache:
-                cache[key] = kmeans_groups(X, *key[1:])
-            groups = cache[key]
-        else:
-            groups = compact_group_ids(_validation.check_groups(groups, n_samples))
-        clustering_time = time.perf_counter() - tic
-
-        n_features = X.shape[1]
-        if self.fit_intercept:
-            X = _append_constant(X, self.intercept_scaling)
-        weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
-                   else None)
-        data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
-                          *self._manifold_weights(), loss=self.loss, weights=weights,
-                          lam_v=self.lam_v)
-        key = ("grams", self.fit_intercept, self.intercept_scaling, data.has_manifold_terms,
-               groups.tobytes())
-        if key not in cache:
-            cache[key] = with_feature_grams(data)
-        data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
         options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
+        rng = check_random_state(self.random_state)
+        if _validation.is_dask_array(X):
+            data, groups, clustering_time = self._dask_data(X, Y, groups, rng, options)
+            n_features = X.shape[1]
+        else:
+            X, Y_signed, J = self._check_training_data(X, Y)
+            _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+            n_samples = X.shape[0]
+
+            tic = time.perf_counter()
+            if groups is None:
+                if self.n_groups > n_samples:
+                    raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
+                                     f"samples (n_samples={n_samples})")
+                key = ("kmeans", self.n_groups, rng.randint(2**31 - 1))
+                if key not in cache:
+                    cache[key] = kmeans_groups(X, *key[1:])
+                groups = cache[key]
+            else:
+                groups = compact_group_ids(_validation.check_groups(groups, n_samples))
+            clustering_time = time.perf_counter() - tic
+
+            n_features = X.shape[1]
+            if self.fit_intercept:
+                X = _append_constant(X, self.intercept_scaling)
+            weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
+                       else None)
+            data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
+                              *self._manifold_weights(), loss=self.loss, weights=weights,
+                              lam_v=self.lam_v)
+            key = ("grams", self.fit_intercept, self.intercept_scaling,
+                   data.has_manifold_terms, groups.tobytes())
+            if key not in cache:
+                cache[key] = with_feature_grams(data)
+            data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
         # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
@@ -264,7 +269,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.intercept_ = (self.intercept_scaling * result.W[n_features] @ self.U_.T
                            if self.fit_intercept else np.zeros(self.U_.shape[0]))
         self.groups_ = groups
-        self.n_groups_ = len(data.group_index)
+        self.n_groups_ = data.n_groups
         self.objective_history_ = result.objective_history
         self.init_objective_history_ = result.init_history
         self.block_objective_history_ = np.array(result.block_history).reshape(-1, 4)
@@ -276,6 +281,35 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                                 self.local_correlations_, axes=1)
         self.n_features_in_ = n_features
         return result
+
+    def _dask_data(self, X, Y, groups, rng, options):
+        """The `GlocalData` of Dask features (with the groups and the clustering time): the
+        paper's loss only, samples reached through `glocal.dask_backend.DaskSamples`."""
+        from . import dask_backend
+
+        self._validate_params()
+        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+        if self.loss != "squared" or self.class_weight is not None:
+            raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
+                             "loss='squared' and class_weight=None")
+        if not options.v_closed_form:
+            raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
+                             "v_closed_form=True")
+        n_columns = X.shape[1] + self.fit_intercept
+        if n_columns > min(dask_backend.MAX_FEATURES, options.max_dense_features):
+            raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
+                             f"{min(dask_backend.MAX_FEATURES, options.max_dense_features)} "
+                             f"features, got {n_columns}")
+        X, Y_signed, J = dask_backend.check_training_data(X, Y)
+        seed = rng.randint(2**31 - 1) if groups is None else None
+        groups, sizes, clustering_time = dask_backend.fit_groups(X, groups, self.n_groups, seed)
+        if self.fit_intercept:
+            X = X.map_blocks(_append_constant, self.intercept_scaling, dtype=float,
+                             chunks=(X.chunks[0], (n_columns,)))
+        samples = dask_backend.DaskSamples(groups, sizes)
+        data = GlocalData(X, Y_signed, J, None, self.lam, self.lam2, *self._manifold_weights(),
+                          lam_v=self.lam_v, samples=samples)
+        return with_feature_grams(data), groups, clustering_time
 
     def _manifold_weights(self):
         """(lam3, lam4) of the objective; the ablations switch one of them off."""
@@ -290,8 +324,20 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         Higher means more relevant; the paper predicts a label where its score is positive.
         """
-        X = self._check_fitted_features(X)
-        return np.asarray(X @ self.W_) @ self.U_.T + self.intercept_
+        if _validation.is_dask_array(X):  # lazily, block by block
+            from .dask_backend import check_features
+
+            check_is_fitted(self)
+            X = check_features(X, self.n_features_in_, type(self).__name__)
+            return X.map_blocks(_linear_scores, self.W_, self.U_, self.intercept_,
+                                dtype=float, chunks=(X.chunks[0], (self.U_.shape[0],)))
+        return _linear_scores(self._check_fitted_features(X), self.W_, self.U_,
+                              self.intercept_)
+
+
+def _linear_scores(X, W, U, intercept):
+    """X W U^T + intercept."""
+    return np.asarray(X @ W) @ U.T + intercept
 
 
 def _store_params(estimator, arguments):

@@ -13,6 +13,7 @@ This module imports dask; `glocal` imports it only when given a Dask array.
 """
 
 import time
+import uuid
 import warnings
 from dataclasses import replace
 from functools import partial
@@ -21,6 +22,9 @@ import dask
 import dask.array as da
 import numpy as np
 import scipy.sparse as sp
+from dask.core import flatten
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
 
 from . import _validation
 from .groups import group_index
@@ -49,30 +53,46 @@ class DaskSamples:
     def sum(self, function, data, *arrays):
         """The sum over chunks of ``function(chunk, *chunks_of_arrays)`` (arrays, floats or
         tuples of them), added up in a tree on the workers."""
-        parts = self._per_chunk(function, data, arrays)
-        while len(parts) > 1:  # pairwise, in chunk order: the same sum on every run
-            parts = [dask.delayed(_add)(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
-                     for i in range(0, len(parts), 2)]
-        return dask.compute(parts[0])[0]
+        name, graph = self._per_chunk(function, data, arrays)
+        keys = [(name, i) for i in range(len(self.chunks))]
+        level = 0
+        while len(keys) > 1:  # pairwise, in chunk order: the same sum on every run
+            level += 1
+            pairs = [keys[i:i + 2] for i in range(0, len(keys), 2)]
+            keys = [(f"{name}-sum{level}", j) for j in range(len(pairs))]
+            graph.update({key: (_add, *pair) if len(pair) == 2 else pair[0]
+                          for key, pair in zip(keys, pairs)})
+        layers = HighLevelGraph.from_collections(name, graph, dependencies=self._inputs)
+        return dask.compute(Delayed(keys[0], layers, layer=name))[0]
 
     def map(self, function, data, *arrays, sample_axis, width):
         """The concatenation of ``function`` on every chunk, persisted: n x width
         (``sample_axis=0``) or width x n (1)."""
-        blocks = [da.from_delayed(part, (size, width) if sample_axis == 0 else (width, size),
-                                  dtype=float)
-                  for part, size in zip(self._per_chunk(function, data, arrays), self.chunks)]
-        return da.concatenate(blocks, axis=sample_axis).persist()
+        name, graph = self._per_chunk(function, data, arrays)
+        block = (lambda i: (name, i, 0)) if sample_axis == 0 else (lambda i: (name, 0, i))
+        graph = {block(i): graph[name, i] for i in range(len(self.chunks))}
+        chunks = (self.chunks, (width,)) if sample_axis == 0 else ((width,), self.chunks)
+        layers = HighLevelGraph.from_collections(name, graph, dependencies=self._inputs)
+        # Unoptimized, like the sums: a key of X or Y must mean the same task in both.
+        return da.Array(layers, name, chunks, dtype=float).persist(optimize_graph=False)
 
     def _per_chunk(self, function, data, arrays):
+        """A graph {(name, i): task} of ``function`` on every chunk i; it depends on
+        ``self._inputs``."""
         # The chunk's GlocalData is built on the worker from the parameters of the fit
         # (without the d x d moments, which no per-chunk function needs).
         template = replace(data, X=None, Y=None, J=None, group_index=None, gram=None,
                            group_grams=None, samples=None)
-        columns = [_blocks(data.X), _blocks(data.Y),
-                   [None] * len(self.chunks) if data.J is None else _blocks(data.J),
-                   _blocks(self.groups)] + [_blocks(self._aligned(a, data)) for a in arrays]
-        return [dask.delayed(_on_chunk)(function, template, self.n_groups, *blocks)
-                for blocks in zip(*columns)]
+        inputs = [data.X, data.Y, self.groups] + [self._aligned(a, data) for a in arrays]
+        if data.J is not None:
+            inputs.insert(2, data.J)
+        self._inputs = inputs
+        keys = [_block_keys(array) for array in inputs]
+        if data.J is None:
+            keys.insert(2, [None] * len(self.chunks))
+        name = f"glocal-{uuid.uuid4().hex}"
+        return name, {(name, i): (_on_chunk, function, template, self.n_groups, *blocks)
+                      for i, blocks in enumerate(zip(*keys))}
 
     def _aligned(self, array, data):
         """A sample-aligned argument chunked like X (a numpy array, e.g. a random initial V,
@@ -83,6 +103,12 @@ class DaskSamples:
         if isinstance(array, da.Array):
             return array if array.chunks == chunks else array.rechunk(chunks)
         return da.from_array(array, chunks=chunks)
+
+
+def _block_keys(array):
+    """The keys of the blocks of an array with one chunk across its non-sample axes, in
+    sample order."""
+    return list(flatten(array.__dask_keys__()))
 
 
 def _blocks(array):

@@ -1,5 +1,8 @@
 """GLOCAL on Dask arrays: the same fit as in memory, lazy predictions, clear errors."""
 
+import importlib
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,9 +10,20 @@ import scipy.sparse as sp
 from glocal import GLOCAL
 from glocal.protocol import sample_observed
 
-da = pytest.importorskip("dask.array")
 
-KW = dict(n_latent=4, lam3=0.1, lam4=0.1, max_iter=6, init_max_iter=6, tol=1e-7,
+def require(module):
+    """Import an optional dependency: skip without it, except in CI, which installs it."""
+    if os.environ.get("CI") == "true":
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
+
+
+da = require("dask.array")
+
+# The fits cap their rounds (every pass costs a scheduler round trip); the caps are the point.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+KW = dict(n_latent=4, lam3=0.1, lam4=0.1, max_iter=4, init_max_iter=4, tol=1e-7,
           random_state=0)
 
 
@@ -71,9 +85,9 @@ def test_sparse_chunks_fit_like_dense_ones():
 
 
 def test_kmeans_groups_from_dask_ml():
-    pytest.importorskip("dask_ml")
+    require("dask_ml")
     X, Y, _ = _problem(seed=2)
-    model = GLOCAL(**dict(KW, n_groups=3)).fit(da.from_array(X, chunks=80), Y)
+    model = GLOCAL(**dict(KW, n_groups=3, max_iter=2)).fit(da.from_array(X, chunks=80), Y)
     groups = np.asarray(model.groups_)
     assert model.n_groups_ == 3 and set(np.unique(groups)) == {0, 1, 2}
     np.testing.assert_allclose(model.global_correlation_,

@@ -50,10 +50,10 @@ class DaskSamples:
         self.n_groups = len(self.group_sizes)
         self.chunks = groups.chunks[0]
 
-    def sum(self, function, data, *arrays):
+    def sum(self, function, data, *arrays, reads="XY"):
         """The sum over chunks of ``function(chunk, *chunks_of_arrays)`` (arrays, floats or
         tuples of them), added up in a tree on the workers."""
-        name, graph = self._per_chunk(function, data, arrays)
+        name, graph, inputs = self._per_chunk(function, data, arrays, reads)
         keys = [(name, i) for i in range(len(self.chunks))]
         level = 0
         while len(keys) > 1:  # pairwise, in chunk order: the same sum on every run
@@ -62,37 +62,37 @@ class DaskSamples:
             keys = [(f"{name}-sum{level}", j) for j in range(len(pairs))]
             graph.update({key: (_add, *pair) if len(pair) == 2 else pair[0]
                           for key, pair in zip(keys, pairs)})
-        layers = HighLevelGraph.from_collections(name, graph, dependencies=self._inputs)
+        layers = HighLevelGraph.from_collections(name, graph, dependencies=inputs)
         return dask.compute(Delayed(keys[0], layers, layer=name))[0]
 
-    def map(self, function, data, *arrays, sample_axis, width):
+    def map(self, function, data, *arrays, sample_axis, width, reads="XY"):
         """The concatenation of ``function`` on every chunk, persisted: n x width
         (``sample_axis=0``) or width x n (1)."""
-        name, graph = self._per_chunk(function, data, arrays)
+        name, graph, inputs = self._per_chunk(function, data, arrays, reads)
         block = (lambda i: (name, i, 0)) if sample_axis == 0 else (lambda i: (name, 0, i))
         graph = {block(i): graph[name, i] for i in range(len(self.chunks))}
         chunks = (self.chunks, (width,)) if sample_axis == 0 else ((width,), self.chunks)
-        layers = HighLevelGraph.from_collections(name, graph, dependencies=self._inputs)
+        layers = HighLevelGraph.from_collections(name, graph, dependencies=inputs)
         # Unoptimized, like the sums: a key of X or Y must mean the same task in both.
         return da.Array(layers, name, chunks, dtype=float).persist(optimize_graph=False)
 
-    def _per_chunk(self, function, data, arrays):
-        """A graph {(name, i): task} of ``function`` on every chunk i; it depends on
-        ``self._inputs``."""
+    def _per_chunk(self, function, data, arrays, reads):
+        """A graph {(name, i): task} of ``function`` on every chunk i, and the arrays it
+        depends on: the group ids, ``arrays`` and, as ``reads`` says, X ("X") and the
+        labels with their mask ("Y"). A part not read is None in the chunk's `GlocalData`,
+        and its chunks are neither made nor moved."""
         # The chunk's GlocalData is built on the worker from the parameters of the fit
         # (without the d x d moments, which no per-chunk function needs).
         template = replace(data, X=None, Y=None, J=None, group_index=None, gram=None,
                            group_grams=None, samples=None)
-        inputs = [data.X, data.Y, self.groups] + [self._aligned(a, data) for a in arrays]
-        if data.J is not None:
-            inputs.insert(2, data.J)
-        self._inputs = inputs
-        keys = [_block_keys(array) for array in inputs]
-        if data.J is None:
-            keys.insert(2, [None] * len(self.chunks))
+        parts = [data.X if "X" in reads else None, data.Y if "Y" in reads else None,
+                 data.J if "Y" in reads else None, self.groups]
+        parts += [self._aligned(a, data) for a in arrays]
+        keys = [[None] * len(self.chunks) if a is None else _block_keys(a) for a in parts]
         name = f"glocal-{uuid.uuid4().hex}"
-        return name, {(name, i): (_on_chunk, function, template, self.n_groups, *blocks)
-                      for i, blocks in enumerate(zip(*keys))}
+        graph = {(name, i): (_on_chunk, function, template, self.n_groups, *blocks)
+                 for i, blocks in enumerate(zip(*keys))}
+        return name, graph, [a for a in parts if a is not None]
 
     def _aligned(self, array, data):
         """A sample-aligned argument chunked like X (a numpy array, e.g. a random initial V,

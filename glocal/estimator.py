@@ -119,14 +119,16 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     ----------
     U_ : ndarray of shape (n_labels, n_latent)
     V_ : ndarray of shape (n_latent, n_samples)
-        Latent labels of the training samples.
+        Latent labels of the training samples (a Dask array, chunked like X, when X is
+        one).
     W_ : ndarray of shape (n_features, n_latent)
     intercept_ : ndarray of shape (n_labels,)
         Label biases (zero unless ``fit_intercept``); scores are X W_ U_^T + intercept_.
     Z_ : ndarray of shape (n_groups_, n_labels, n_latent)
         Factors of the group label Laplacians; every row has unit norm.
     groups_ : ndarray of shape (n_samples,)
-        Group id of every training sample, in ``[0, n_groups_)``.
+        Group id of every training sample, in ``[0, n_groups_)`` (a Dask array when X is
+        one).
     n_groups_ : int
         Number of groups actually used.
     objective_history_ : list of float
@@ -191,18 +193,36 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Features; sparse input stays sparse.
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Features; sparse input stays sparse. A Dask array chunked by rows (dense or
+            scipy.sparse chunks) is fitted chunk by chunk, see Notes.
+        Y : {array-like, sparse matrix, dask array} of shape (n_samples, n_labels)
             Label indicator: 1 positive, 0 negative, NaN missing. For the paper's
             {-1, 0, +1} encoding use `glocal.from_signed_labels`.
-        groups : array-like of shape (n_samples,), optional
+        groups : array-like or dask array of shape (n_samples,), optional
             Group of every sample (e.g. from domain knowledge); k-means on X with
-            ``n_groups`` clusters when omitted.
+            ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).
 
         Returns
         -------
         self
+
+        Notes
+        -----
+        With X a Dask array (``pip install glocal[dask]``), the same solver minimizes the
+        same objective: every quantity it needs of the samples is a sum over the chunks of
+        rows of small statistics (k x k, l x k, d x k, and X^T X and the groups' X_m^T X_m
+        once, d x d) or a chunk-wise map (the closed form of V and P = X W), computed
+        where the chunks are; V and P stay there, chunked like X, and each round of the
+        solver is a few passes over the chunks. The pymanopt problems of U, W and Z run
+        here, on small arrays. On data that fits in memory it gives the in-memory fit's
+        result up to rounding. It runs on the default Dask scheduler, or on a cluster once
+        a ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
+        remote scheduler (its workers need ``glocal`` installed). Limits: the paper's
+        loss only (``loss="squared"``, ``class_weight=None``, ``v_closed_form=True``), at
+        most 4000 features (X^T X is kept in memory), and ``V_`` and ``groups_`` are then
+        Dask arrays; X is not persisted (call ``X.persist()`` first when it fits in the
+        workers' memory: every pass then reads it instead of recomputing it).
         """
         self._fit(X, Y, groups)
         return self
@@ -323,6 +343,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         """Label scores X W_ U_^T (+ intercept_), shape (n_samples, n_labels).
 
         Higher means more relevant; the paper predicts a label where its score is positive.
+        For a Dask array X (chunked by rows) the scores are a lazy Dask array chunked like
+        X, and so is `predict`'s result.
         """
         if _validation.is_dask_array(X):  # lazily, block by block
             from .dask_backend import check_features

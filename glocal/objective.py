@@ -128,20 +128,22 @@ class GlocalData:
         return np.ones_like(self.Y) if self.J is None else self.J
 
 
-def sample_sum(function, data, *arrays):
+def sample_sum(function, data, *arrays, reads="XY"):
     """``function(data, *arrays)``: a sum over samples, chunk by chunk through a backend.
 
     ``arrays`` are aligned with the samples (V, k x n; P, n x k). Through a backend,
     ``function`` gets the `GlocalData` of one chunk of samples (its rows of X, columns of Y
     and J, and its ``group_index``) with the matching chunks of ``arrays``, and returns an
-    array, a float or a tuple of them; the results of all chunks are added up.
+    array, a float or a tuple of them; the results of all chunks are added up. ``reads``
+    names the parts of the data the function reads: "X" (features), "Y" (labels and
+    mask); the backend leaves the others out (None).
     """
     if data.samples is None:
         return function(data, *arrays)
-    return data.samples.sum(function, data, *arrays)
+    return data.samples.sum(function, data, *arrays, reads=reads)
 
 
-def sample_map(function, data, *arrays, sample_axis, width):
+def sample_map(function, data, *arrays, sample_axis, width, reads="XY"):
     """``function(data, *arrays)``: an array aligned with the samples, chunk by chunk.
 
     The result has the samples along ``sample_axis`` (0: n x width; 1: width x n); through a
@@ -150,18 +152,19 @@ def sample_map(function, data, *arrays, sample_axis, width):
     """
     if data.samples is None:
         return function(data, *arrays)
-    return data.samples.map(function, data, *arrays, sample_axis=sample_axis, width=width)
+    return data.samples.map(function, data, *arrays, sample_axis=sample_axis, width=width,
+                            reads=reads)
 
 
 def feature_product(W, data):
     """P = X W, shape (n, k)."""
     return sample_map(lambda part: np.asarray(part.X @ W), data, sample_axis=0,
-                      width=W.shape[1])
+                      width=W.shape[1], reads="X")
 
 
-def adjoint_product(A, data):
-    """X^T A^T for A (m x n) aligned with the samples (e.g. Y or V), shape (d, m)."""
-    return sample_sum(lambda part, A: np.asarray(part.X.T @ A.T), data, A)
+def feature_label_product(data):
+    """X^T Y^T, shape (d, l)."""
+    return sample_sum(lambda part: np.asarray(part.X.T @ part.Y.T), data)
 
 
 def score_gram(W, data):
@@ -169,7 +172,7 @@ def score_gram(W, data):
     def gram(part):
         F = np.asarray(part.X @ W).T
         return F @ F.T
-    return sample_sum(gram, data)
+    return sample_sum(gram, data, reads="X")
 
 
 def with_feature_grams(data, memory_limit=2**28):
@@ -197,7 +200,7 @@ def with_feature_grams(data, memory_limit=2**28):
             return gram, None
         return gram, np.stack([_dense(part.X[idx].T @ part.X[idx])
                                for idx in part.group_index])
-    gram, group_grams = sample_sum(moments, data)
+    gram, group_grams = sample_sum(moments, data, reads="X")
     return replace(data, gram=gram, group_grams=group_grams)
 
 
@@ -261,7 +264,7 @@ def _column_outer(A):
 def group_grams(P, data):
     """P_m^T P_m for every group, shape (g, k, k)."""
     return sample_sum(lambda part, P: np.stack([P[idx].T @ P[idx] for idx in part.group_index]),
-                      data, P)
+                      data, P, reads="")
 
 
 def label_side_weights(P, data):
@@ -325,7 +328,7 @@ def basic_objective(U, V, W, data, P=None):
 
     def sample_terms(part, V, P):
         return label_loss(U, V, part), np.sum((V - P.T) ** 2), np.sum(V ** 2)
-    fit, coupling, V_sq_norm = sample_sum(sample_terms, data, V, P)
+    fit, coupling, V_sq_norm = sample_sum(sample_terms, data, V, P, reads="Y")
     return float(fit + data.lam * coupling + frobenius_terms(U, V_sq_norm, W, data))
 
 
@@ -383,7 +386,7 @@ def u_statistics(V, data, chunk=4096):
                 outer = np.einsum("ai,bi->iab", V[:, cols], V[:, cols]).reshape(-1, k * k)
                 gram += part.J[:, cols] @ outer
         return gram, part.Y @ V.T, float(np.sum(part.Y ** 2))
-    gram, target, constant = sample_sum(sums, data, V)
+    gram, target, constant = sample_sum(sums, data, V, reads="Y")
     return UStatistics(gram if data.J is None else gram.reshape(-1, k, k), target, constant)
 
 
@@ -513,7 +516,7 @@ def v_decrease(V, V_new, U, data):
         else:
             label_part = np.sum(masked(part, U @ D) ** 2)
         return float(label_part + (part.lam + part.v_weight) * np.sum(D ** 2))
-    return sample_sum(decrease, data, V, V_new)
+    return sample_sum(decrease, data, V, V_new, reads="Y")
 
 
 def v_closed_form(U, P, data, chunk=4096):
@@ -540,7 +543,7 @@ def v_closed_form(U, P, data, chunk=4096):
             systems = (part.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
             V[:, cols] = np.linalg.solve(systems, rhs[:, cols].T[..., None])[..., 0].T
         return V
-    return sample_map(columns, data, P, sample_axis=1, width=k)
+    return sample_map(columns, data, P, sample_axis=1, width=k, reads="Y")
 
 
 # --- Block W (Eq. ``uw``): U, V, Z fixed ----------------------------------------------
@@ -561,17 +564,19 @@ def moment_product(D, Ht, data):
     if Ht is None:
         if data.gram is not None:
             return data.lam * (data.gram @ D)
-        return data.lam * sample_sum(lambda part: np.asarray(part.X.T @ (part.X @ D)), data)
+        return data.lam * sample_sum(lambda part: np.asarray(part.X.T @ (part.X @ D)), data,
+                                     reads="X")
     if data.group_grams is not None:
         return np.matmul(data.group_grams, D @ Ht).sum(axis=0)  # batched BLAS, not einsum
     return sample_sum(
-        lambda part: np.asarray(part.X.T @ per_group_product(part.X @ D, Ht, part)), data)
+        lambda part: np.asarray(part.X.T @ per_group_product(part.X @ D, Ht, part)), data,
+        reads="X")
 
 
 def w_statistics(V, data):
     """X^T V^T (d x k) and ||V||^2: what the W block needs of V, from one pass."""
     return sample_sum(lambda part, V: (np.asarray(part.X.T @ V.T), float(np.sum(V ** 2))),
-                      data, V)
+                      data, V, reads="X")
 
 
 def w_cost_grad(W, XtV, V_sq_norm, Ht, data):

@@ -140,7 +140,7 @@ def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
         V = rng.uniform(size=(n_latent, n))
         return U, V, np.zeros((d, n_latent)), Z
     # The preconditioner approximates the inverse of 2 (lam X^T X + lam2 I).
-    W_ridge = 2.0 * data.lam * w_preconditioner(None, obj.adjoint_product(data.Y, data))
+    W_ridge = 2.0 * data.lam * w_preconditioner(None, obj.feature_label_product(data))
     # F F^T of the l x n ridge scores F = (X W_ridge)^T
     eigenvalues, vectors = np.linalg.eigh(obj.score_gram(W_ridge, data))
     top = np.argsort(eigenvalues)[::-1][:n_latent]

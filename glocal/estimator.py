@@ -236,43 +236,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         shared by fits on the same X, keeps what depends on X and the groups only: the
         k-means groups and the feature second moments.
         """
-        cache = {} if cache is None else cache
-        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         rng = check_random_state(self.random_state)
         if _validation.is_dask_array(X):
-            data, groups, clustering_time = self._dask_data(X, Y, groups, rng, options)
-            n_features = X.shape[1]
+            data, groups, clustering_time = self._dask_data(X, Y, groups, rng)
         else:
-            X, Y_signed, J = self._check_training_data(X, Y)
-            _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-            n_samples = X.shape[0]
-
-            tic = time.perf_counter()
-            if groups is None:
-                if self.n_groups > n_samples:
-                    raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
-                                     f"samples (n_samples={n_samples})")
-                key = ("kmeans", self.n_groups, rng.randint(2**31 - 1))
-                if key not in cache:
-                    cache[key] = kmeans_groups(X, *key[1:])
-                groups = cache[key]
-            else:
-                groups = compact_group_ids(_validation.check_groups(groups, n_samples))
-            clustering_time = time.perf_counter() - tic
-
-            n_features = X.shape[1]
-            if self.fit_intercept:
-                X = _append_constant(X, self.intercept_scaling)
-            weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
-                       else None)
-            data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
-                              *self._manifold_weights(), loss=self.loss, weights=weights,
-                              lam_v=self.lam_v)
-            key = ("grams", self.fit_intercept, self.intercept_scaling,
-                   data.has_manifold_terms, groups.tobytes())
-            if key not in cache:
-                cache[key] = with_feature_grams(data)
-            data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
+            data, groups, clustering_time = self._in_memory_data(X, Y, groups, rng, cache)
+        n_features = X.shape[1]
+        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
         # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
@@ -302,13 +272,52 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.n_features_in_ = n_features
         return result
 
-    def _dask_data(self, X, Y, groups, rng, options):
-        """The `GlocalData` of Dask features (with the groups and the clustering time): the
-        paper's loss only, samples reached through `glocal.dask_backend.DaskSamples`."""
+    def _in_memory_data(self, X, Y, groups, rng, cache=None):
+        """The `GlocalData` of a fit on data in memory, its groups and the clustering time.
+
+        ``cache``, a dict shared by fits on the same X, keeps what depends on X and the
+        groups only: the k-means groups and the feature second moments.
+        """
+        cache = {} if cache is None else cache
+        X, Y_signed, J = self._check_training_data(X, Y)
+        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+        n_samples = X.shape[0]
+
+        tic = time.perf_counter()
+        if groups is None:
+            if self.n_groups > n_samples:
+                raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
+                                 f"samples (n_samples={n_samples})")
+            key = ("kmeans", self.n_groups, rng.randint(2**31 - 1))
+            if key not in cache:
+                cache[key] = kmeans_groups(X, *key[1:])
+            groups = cache[key]
+        else:
+            groups = compact_group_ids(_validation.check_groups(groups, n_samples))
+        clustering_time = time.perf_counter() - tic
+
+        if self.fit_intercept:
+            X = _append_constant(X, self.intercept_scaling)
+        weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
+                   else None)
+        data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
+                          *self._manifold_weights(), loss=self.loss, weights=weights,
+                          lam_v=self.lam_v)
+        key = ("grams", self.fit_intercept, self.intercept_scaling, data.has_manifold_terms,
+               groups.tobytes())
+        if key not in cache:
+            cache[key] = with_feature_grams(data)
+        data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
+        return data, groups, clustering_time
+
+    def _dask_data(self, X, Y, groups, rng):
+        """`_in_memory_data` for Dask features: the paper's loss only, the samples reached
+        through `glocal.dask_backend.DaskSamples`."""
         from . import dask_backend
 
         self._validate_params()
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         if self.loss != "squared" or self.class_weight is not None:
             raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
                              "loss='squared' and class_weight=None")

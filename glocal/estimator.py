@@ -221,7 +221,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         remote scheduler (its workers need ``glocal`` installed). Limits: the paper's
         loss only (``loss="squared"``, ``class_weight=None``, ``v_closed_form=True``), at
         most 4000 features (X^T X is kept in memory), and ``V_`` and ``groups_`` are then
-        Dask arrays; X is not persisted (call ``X.persist()`` first when it fits in the
+        Dask arrays (compute them, or drop them, before pickling the model, as
+        ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
         workers' memory: every pass then reads it instead of recomputing it).
         """
         self._fit(X, Y, groups)

@@ -8,11 +8,13 @@ import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["GLOCAL", "GLOCALCV", "GLObal", "loCAL", "from_signed_labels", "__version__"]
+__all__ = ["GLOCAL", "GLOCALCV", "GLObal", "loCAL", "LabelWarning", "from_signed_labels",
+           "__version__"]
 
 # Imported on first use (PEP 562), so that `glocal --help` does not wait for scikit-learn.
 _LAZY = {"GLOCAL": ".estimator", "GLObal": ".estimator", "loCAL": ".estimator",
-         "GLOCALCV": ".model_selection", "from_signed_labels": "._validation"}
+         "GLOCALCV": ".model_selection", "LabelWarning": "._validation",
+         "from_signed_labels": "._validation"}
 
 
 def __getattr__(name):

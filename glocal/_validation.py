@@ -6,12 +6,51 @@ missing entry, plus the observation mask J.
 """
 
 import numbers
+import re
 import sys
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
+
+
+class LabelWarning(UserWarning):
+    """Warned when a label cannot be learned: no observed entry, or one class only.
+
+    The message names the labels as ``labels [i, j, ...]``, their column indices in Y
+    (the ``glocal`` command names them by the data file's label names). Silence it with
+    ``warnings.filterwarnings("ignore", category=glocal.LabelWarning)``.
+    """
+
+
+@contextmanager
+def named_label_warnings(label_names):
+    """Name labels in the `LabelWarning` messages raised inside this block.
+
+    The warnings are recorded and issued again when the block ends, with "labels [0, 3]"
+    replaced by "labels 'a', 'd'", so that Python's once-per-text filtering sees the final
+    text (two datasets' label 3 are different labels). Other warnings pass through
+    unchanged, in their order. ``label_names`` None leaves every message as it is.
+    """
+    if label_names is None:
+        yield
+        return
+
+    def named(match):
+        return "labels " + ", ".join(repr(label_names[int(i)])
+                                     for i in match.group(1).split(","))
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            yield
+    finally:  # the warnings before an error are issued too
+        for warning in caught:
+            message = str(warning.message)
+            if issubclass(warning.category, LabelWarning):
+                message = re.sub(r"labels \[(\d+(?:, \d+)*)\]", named, message)
+            warnings.warn(message, warning.category, stacklevel=3)
 
 
 def from_signed_labels(Y):
@@ -159,10 +198,10 @@ def warn_about_labels(n_observed, n_positive):
     never_positive = np.flatnonzero((n_observed > 0) & (n_positive == 0))
     if unobserved.size:
         warnings.warn(f"labels {unobserved[:10].tolist()} have no observed entry: their scores "
-                      "come from the other labels only", UserWarning)
+                      "come from the other labels only", LabelWarning)
     if never_positive.size:
         warnings.warn(f"labels {never_positive[:10].tolist()} are never positive among their "
-                      "observed entries: they will be ranked low", UserWarning)
+                      "observed entries: they will be ranked low", LabelWarning)
 
 
 def check_groups(groups, n_samples):

@@ -2,7 +2,6 @@
 
 import argparse
 import os
-import re
 import sys
 import time
 import warnings
@@ -266,6 +265,8 @@ def _fit(args):
     import joblib
 
     from . import GLOCAL
+    from ._validation import named_label_warnings
+    from .datasets._base import known_names
 
     import numpy as np
 
@@ -282,7 +283,7 @@ def _fit(args):
                    lam3=args.lam3, lam4=args.lam4, fit_intercept=args.fit_intercept,
                    max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
                    verbose=int(args.verbose))
-    with _label_names_in_warnings(data.label_names), _dask_client(args.scheduler):
+    with named_label_warnings(known_names(data.label_names)), _dask_client(args.scheduler):
         model.fit(data.X, data.Y)
         if chunked:  # a saved model holds numpy arrays only
             model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
@@ -365,13 +366,15 @@ def _read_model(path):
 
 def _check_data(saved, data, path):
     """Refuse data the saved model was not fitted for."""
+    from .datasets._base import known_names
+
     model, labels = saved["model"], saved["label_names"]
     if data.X.shape[1] != model.n_features_in_:
         hint = "" if data.Y.shape[1] else " (if the file has labels, name them with --xml)"
         raise ValueError(f"the model has {model.n_features_in_} features but {path} has "
                          f"{data.X.shape[1]}: it was fitted on other data{hint}")
     features = saved.get("feature_names")
-    if features and not _generated(features) and not _generated(data.feature_names):
+    if features and known_names(features) and known_names(data.feature_names):
         differ = [name for name, own in zip(data.feature_names, features) if name != own]
         if differ:
             raise ValueError(f"{path}: features differ from the model's, e.g. "
@@ -379,11 +382,6 @@ def _check_data(saved, data, path):
     if data.Y.shape[1] and list(data.label_names) != labels:
         raise ValueError(f"{path}: its labels differ from the model's: it was fitted on "
                          "other data")
-
-
-def _generated(names):
-    """Whether names are those made up for formats without names (x0, y0 or 0, ...)."""
-    return all(name in (f"x{i}", f"y{i}", str(i)) for i, name in enumerate(names))
 
 
 def _predict(args):
@@ -518,30 +516,6 @@ def _plot(args):
 
 
 @contextmanager
-def _label_names_in_warnings(label_names):
-    """Name labels in the estimator's warnings ("labels [0, 3] ...", see
-    glocal._validation) when the data file names them."""
-    def named(match):
-        indices = [int(i) for i in match.group(1).split(",")]
-        return "labels " + ", ".join(repr(label_names[i]) for i in indices)
-
-    show = warnings.showwarning
-
-    def rename(message, category, *rest):
-        text = re.sub(r"labels \[(\d+(?:, \d+)*)\]", named, str(message))
-        show(text, category, *rest)
-
-    if _generated(label_names):
-        yield
-        return
-    warnings.showwarning = rename
-    try:
-        yield
-    finally:
-        warnings.showwarning = show
-
-
-@contextmanager
 def _one_line_warnings(command):
     """Print each distinct warning once, as one line without Python's source line (a
     reproduction repeats the same warning for every fit and fold)."""
@@ -564,8 +538,12 @@ def _one_line_printer(command):
 
 def _install_one_line_warnings(command):
     """Initializer of joblib's worker processes: their warnings print as ours do (each
-    worker prints a distinct text once)."""
+    worker prints a distinct text once). The workers run cross-validation folds, whose
+    label warnings the main process leaves out too (see glocal.reproduce.runner)."""
+    from ._validation import LabelWarning
+
     warnings.showwarning = _one_line_printer(command)
+    warnings.simplefilter("ignore", LabelWarning)
 
 
 def _worker_warnings(command):

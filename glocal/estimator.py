@@ -54,6 +54,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         k, the dimension of the latent label space (also the width of every Z_m).
     n_groups : int, default=4
         g, the number of local groups found by k-means on X when ``fit`` gets no ``groups``.
+        Above 20,000 samples (`glocal.groups.KMEANS_MAX_ROWS`; the paper's sets have at
+        most 16,105) the centers are fitted on 20,000 rows drawn with ``random_state`` and
+        every sample joins its nearest center.
     lam : float, default=1.0
         Weight of ||V - W^T X||^2 (the paper fixes it to 1).
     lam2 : float, default=4.0

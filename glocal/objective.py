@@ -195,11 +195,11 @@ def with_feature_grams(data, memory_limit=2**28):
         return replace(data, gram=None, group_grams=None)
 
     def moments(part):
-        gram = _dense(part.X.T @ part.X)
         if not keep_groups:
-            return gram, None
-        return gram, np.stack([_dense(part.X[idx].T @ part.X[idx])
-                               for idx in part.group_index])
+            return _dense(part.X.T @ part.X), None
+        group_grams = np.stack([_dense(part.X[idx].T @ part.X[idx])
+                                for idx in part.group_index])
+        return group_grams.sum(axis=0), group_grams  # X^T X without a second pass over X
     gram, group_grams = sample_sum(moments, data, reads="X")
     return replace(data, gram=gram, group_grams=group_grams)
 
@@ -327,16 +327,14 @@ def basic_objective(U, V, W, data, P=None):
         P = feature_product(W, data)
 
     def sample_terms(part, V, P):
-        return label_loss(U, V, part), np.sum((V - P.T) ** 2), np.sum(V ** 2)
+        return label_loss(U, V, part), _squared_norm(V - P.T), _squared_norm(V)
     fit, coupling, V_sq_norm = sample_sum(sample_terms, data, V, P, reads="Y")
     return float(fit + data.lam * coupling + frobenius_terms(U, V_sq_norm, W, data))
 
 
 def frobenius_terms(U, V_sq_norm, W, data):
     """lam2 (||U||^2 + ||V||^2 + ||W||^2), with ``lam_v`` on ||V||^2 when it is given."""
-    if data.lam_v is None:
-        return data.lam2 * (np.sum(U ** 2) + V_sq_norm + np.sum(W ** 2))
-    return data.lam2 * (np.sum(U ** 2) + np.sum(W ** 2)) + data.lam_v * V_sq_norm
+    return data.lam2 * (_squared_norm(U) + _squared_norm(W)) + data.v_weight * V_sq_norm
 
 
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
@@ -530,13 +528,18 @@ def v_closed_form(U, P, data, chunk=4096):
     ridge = (data.lam + data.v_weight) * np.eye(k)
     if data.J is None:  # one well-conditioned k x k system (eigenvalues >= lam + lam_v)
         inverse = np.linalg.inv(U.T @ U + ridge)
+        lam_inverse, label_map = data.lam * inverse, inverse @ U.T
     else:
         outer = _column_outer(U)
 
     def columns(part, P):
-        rhs = part.lam * P.T + U.T @ part.Y  # Y is 0 on missing entries
         if part.J is None:
-            return inverse @ rhs  # a k x n product: far faster than solve
+            # The k x k inverse applied to both parts of the right-hand side: two BLAS
+            # products (P^T read in place), no k x n sum formed first; far faster than solve.
+            V = lam_inverse @ P.T
+            V += label_map @ part.Y  # Y is 0 on missing entries
+            return V
+        rhs = part.lam * P.T + U.T @ part.Y
         V = np.empty_like(rhs)
         for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
             cols = slice(start, start + chunk)

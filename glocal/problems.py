@@ -9,12 +9,11 @@ from `glocal.objective`; this module only wires them to pymanopt and adds precon
 import numpy as np
 import pymanopt
 import scipy.linalg
-from pymanopt.manifolds import Euclidean
 from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
 from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
 from . import objective as obj
-from .manifolds import UnitRows
+from .manifolds import RealEuclidean, UnitRows
 
 OPTIMIZERS = ("trust_regions", "conjugate_gradient", "steepest_descent")
 
@@ -31,8 +30,10 @@ def run_optimizer(name, problem, start, max_iterations, min_gradient_norm, max_i
         # Once the gradient vanishes to rounding level, pymanopt's truncated CG can divide
         # 0 by 0; the resulting NaN step fails the trust-region test and is rejected.
         with np.errstate(invalid="ignore", divide="ignore"):
+            # mininner=0: an exact preconditioner (the W block of the basic model) solves the
+            # Newton system in one inner step; pymanopt's default 1 forces a second one.
             return TrustRegions(miniter=1, **common).run(problem, initial_point=start,
-                                                         maxinner=max_inner)
+                                                         mininner=0, maxinner=max_inner)
     if name == "conjugate_gradient":
         optimizer = ConjugateGradient(**common)
     elif name == "steepest_descent":
@@ -105,7 +106,7 @@ def u_problem(V, Z, B, data, U=None):
     if not data.is_paper_loss:
         inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U)) / 2.0
         curvature = _LastPoint(lambda point: obj.label_curvature(point, V, data))
-        return _problem(Euclidean(l, k),
+        return _problem(RealEuclidean(l, k),
                         lambda point: obj.u_loss_cost_grad(point, V, Z, B, data),
                         lambda point, D: obj.u_loss_hessp(D, V, Z, B, data, point,
                                                           curvature(point)),
@@ -118,7 +119,7 @@ def u_problem(V, Z, B, data, U=None):
     def preconditioner(point, vector):
         return inverse.apply_gram(vector)
 
-    return _problem(Euclidean(l, k), lambda U: obj.u_cost_grad(U, stats, Z, B, data),
+    return _problem(RealEuclidean(l, k), lambda U: obj.u_cost_grad(U, stats, Z, B, data),
                     lambda D: obj.u_hessp(D, stats, Z, B, data), preconditioner)
 
 
@@ -146,10 +147,10 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
             return vector / diagonal
 
     if data.is_paper_loss:  # quadratic: the Hessian does not depend on the point
-        return _problem(Euclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
+        return _problem(RealEuclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
                         lambda D: obj.v_hessp(D, U, data), preconditioner)
     curvature = _LastPoint(lambda point: obj.label_curvature(U, point, data))
-    return _problem(Euclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
+    return _problem(RealEuclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
                     lambda point, D: obj.v_hessp(D, U, data, point, curvature(point)),
                     preconditioner, hessp_at_point=True)
 
@@ -162,7 +163,7 @@ def w_problem(V, H, data, w_preconditioner):
     d, k = data.X.shape[1], V.shape[0]
     XtV, V_sq_norm = obj.w_statistics(V, data)
     Ht = obj.moment_weights(H, data, k)
-    return _problem(Euclidean(d, k), lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
+    return _problem(RealEuclidean(d, k), lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
                     lambda D: obj.w_hessp(D, Ht, data), w_preconditioner.for_weights(Ht))
 
 

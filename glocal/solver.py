@@ -285,9 +285,15 @@ class _Anderson:
             return None
         gram = np.array([[a @ b for b in self._residual_steps] for a in self._residual_steps])
         rhs = np.array([a @ f for a in self._residual_steps])
+        trace = np.trace(gram)
+        if not trace > 0:  # the residual stopped changing (a fixed point): nothing to mix
+            return None
         # A tiny ridge keeps nearly parallel steps from blowing gamma up.
-        gram += 1e-10 * np.trace(gram) * np.eye(len(rhs))
-        gamma = scipy.linalg.solve(gram, rhs, assume_a="pos")
+        gram += 1e-10 * trace * np.eye(len(rhs))
+        try:
+            gamma = scipy.linalg.solve(gram, rhs, assume_a="pos")
+        except np.linalg.LinAlgError:  # steps parallel to rounding: extrapolation is noise
+            return None
         mixed = g.copy()
         for coefficient, image_step in zip(gamma, self._image_steps):
             mixed -= coefficient * image_step

@@ -42,6 +42,34 @@ def test_reproduce_bad_input_is_a_one_line_error(tmp_path, capsys, args, message
     assert err.startswith("glocal reproduce: error:")
 
 
+def test_reproduce_names_labels_in_warnings(tmp_path, capsys):
+    """Two datasets whose third label is never positive: each warning names its label (the
+    same index 2 in both), once; the cross-validation folds add no warning by index."""
+    rng = np.random.default_rng(0)
+    for name, labels in (("one", "abc"), ("two", "pqr")):
+        X = rng.standard_normal((40, 4)) + 1
+        Y = (X[:, :3] > 1).astype(int)
+        Y[:, 2] = 0
+        attributes = "".join(f"@attribute {label} {{0,1}}\n" for label in labels)
+        rows = "\n".join(",".join([*map(str, Y[i]), *(f"{v:.4f}" for v in X[i])])
+                         for i in range(40))
+        (tmp_path / f"{name}.arff").write_text(
+            ARFF.format(relation=f"{name}: -C 3", labels=attributes, rows=rows))
+    assert main(["reproduce", "--data-dir", str(tmp_path), "--datasets", "one,two",
+                 "--methods", "GLOCAL,BR", "--rho", "1", "--repeats", "1",
+                 "--out", str(tmp_path / "out")]) == 0
+    labels = [line for line in capsys.readouterr().err.splitlines() if "labels" in line]
+    assert sorted(labels) == [
+        "glocal reproduce: warning: BR: labels 'c' have one class only among their "
+        "observed entries; they get a constant score",
+        "glocal reproduce: warning: BR: labels 'r' have one class only among their "
+        "observed entries; they get a constant score",
+        "glocal reproduce: warning: labels 'c' are never positive among their observed "
+        "entries: they will be ranked low",
+        "glocal reproduce: warning: labels 'r' are never positive among their observed "
+        "entries: they will be ranked low"], labels
+
+
 def test_reproduce_help(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["reproduce", "--help"])

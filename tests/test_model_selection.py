@@ -13,7 +13,8 @@ from test_sklearn_compatibility import UNAVOIDABLE
 from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
-from glocal.model_selection import DEFAULT_PARAM_GRID
+from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_SOLVER_OPTIONS, _adapt,
+                                    _path_model, _plan)
 
 
 def _data(seed=0, n=90, d=10, l=8, rank=4, hidden=0.4):
@@ -85,33 +86,75 @@ def test_without_warm_starts_glocalcv_is_gridsearchcv(data):
 
 
 class _Recording(GLOCAL):
-    """GLOCAL that records, for every fit, its lam2 and whether it was warm-started."""
+    """GLOCAL that records, for every fit, its setting, how it is stopped and where it starts."""
 
     calls = []
 
     def _fit(self, X, Y, groups=None, initial_point=None, cache=None):
         result = super()._fit(X, Y, groups, initial_point, cache)
-        self.calls.append((self.fit_intercept, self.lam2, self.tol,
-                           initial_point is not None))
+        start = None if initial_point is None else initial_point[2]  # W
+        self.calls.append(dict(fit_intercept=self.fit_intercept, lam2=self.lam2, tol=self.tol,
+                               init_max_iter=self.init_max_iter,
+                               solver_options=self.solver_options, start=start, W=result.W))
         return result
 
 
-def test_paths_walk_lam2_downward_from_the_previous_solution(data):
+def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
+    """Per fold: lam2 decreasing; at each lam2 the model without bias starts from its
+    previous solution (cold at the first), the one with bias from it (one more W row)."""
     X, Y = data
     _Recording.calls.clear()
     grid = {"lam2": [1.0, 10.0, 3.0], "fit_intercept": [False, True]}
     model = GLOCALCV(_Recording(n_latent=3, random_state=0), grid, cv=FOLDS).fit(X, Y)
     calls = _Recording.calls
     assert len(calls) == 3 * 6 + 1  # every setting on every fold, then the refit
-    path = [(10.0, False), (3.0, True), (1.0, True)]  # (lam2, warm-started) along a path
     for fold in range(3):
-        for intercept in (False, True):
-            walked = [(lam2, warm) for fi, lam2, _, warm in calls[6 * fold:6 * fold + 6]
-                      if fi == intercept]
-            assert walked == path
-    assert {tol for _, _, tol, _ in calls[:-1]} == {1e-3}  # path_tol along the paths
-    assert calls[-1][2] == 1e-4 and not calls[-1][3]  # the refit: cold, at the model's tol
+        fits = calls[6 * fold:6 * fold + 6]
+        assert [(c["lam2"], c["fit_intercept"]) for c in fits] == [
+            (10.0, False), (10.0, True), (3.0, False), (3.0, True), (1.0, False), (1.0, True)]
+        assert fits[0]["start"] is None
+        for step in (0, 2, 4):
+            no_bias, bias = fits[step], fits[step + 1]
+            np.testing.assert_array_equal(bias["start"], np.vstack([no_bias["W"], np.zeros(3)]))
+            if step:
+                np.testing.assert_array_equal(no_bias["start"], fits[step - 2]["W"])
+        assert [c["init_max_iter"] for c in fits] == [30, 1] * 3  # siblings: one round
+    for call in calls[:-1]:  # path_tol and capped block optimizers along the paths
+        assert call["tol"] == 1e-2
+        assert call["solver_options"] == PATH_SOLVER_OPTIONS
+    refit = calls[-1]  # cold, at the model's own tol and options
+    assert refit["tol"] == 1e-4 and refit["start"] is None
+    assert refit["init_max_iter"] == 30 and refit["solver_options"] is None
     assert model.cv_results_["params"] == list(ParameterGrid(grid))
+
+
+def test_plan_of_paths():
+    grid = list(ParameterGrid({"lam2": [1.0, 4.0], "n_latent": [2, 3]}))
+    # [(1, 2), (1, 3), (4, 2), (4, 3)] as (lam2, n_latent): one path per n_latent
+    assert _plan(grid, "lam2") == [(2, None, False), (0, 2, False),
+                                   (3, None, False), (1, 3, False)]
+    assert _plan(grid, None) == [(i, None, False) for i in range(4)]
+    biased = [{"fit_intercept": True, "lam2": 1.0}, {"fit_intercept": False, "lam2": 1.0}]
+    assert _plan(biased, "lam2") == [(0, None, False), (1, 0, True)]  # grid order at a value
+
+
+def test_bias_row_is_added_or_dropped():
+    U, V, W, Z = np.ones((2, 1)), np.ones((1, 3)), np.arange(4.0).reshape(2, 2), np.ones(1)
+    assert _adapt((U, V, W, Z), False, False)[2] is W
+    with_bias = _adapt((U, V, W, Z), False, True)[2]
+    np.testing.assert_array_equal(with_bias, [[0, 1], [2, 3], [0, 0]])
+    np.testing.assert_array_equal(_adapt((U, V, with_bias, Z), True, False)[2], W)
+
+
+def test_path_options_keep_a_tighter_user_cap():
+    base = GLOCAL(solver_options={"block_max_iter": 5, "block_rtol": 1e-3, "max_inner": 7})
+    model = _path_model(base, {"lam2": 1.0}, 1e-2, sibling=False)
+    assert model.solver_options == {"block_max_iter": 5, "block_rtol": 1e-2, "max_inner": 7}
+    assert base.solver_options["block_rtol"] == 1e-3  # not mutated
+    loose = _path_model(GLOCAL(solver_options={"block_rtol": 0.1}), {}, 1e-2, sibling=False)
+    assert loose.solver_options == {"block_max_iter": 20, "block_rtol": 0.1}
+    assert _path_model(base, {"lam2": 1.0}, None, sibling=True).get_params() == \
+        clone(base).set_params(lam2=1.0).get_params()
 
 
 def test_fitted_attributes_refit_and_pickle(data, capsys):

@@ -8,7 +8,13 @@ import scipy.sparse as sp
 from estimators import quick_estimators
 
 from glocal import GLOCAL, from_signed_labels
-from glocal._validation import MAX_FEATURE_NORM, check_features, check_labels
+from glocal._validation import (
+    MAX_FEATURE_NORM,
+    LabelWarning,
+    check_features,
+    check_labels,
+    named_label_warnings,
+)
 
 
 @pytest.fixture(scope="module")
@@ -301,3 +307,19 @@ def test_pandas_nullable_labels_read_na_as_missing(xy):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(_quick().fit(X, frame).decision_function(X),
                                   _quick().fit(X, Y_nan).decision_function(X))
+
+
+def test_named_label_warnings_renames_label_warnings_only_and_survives_errors():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError):
+            with named_label_warnings(["a", "b", "c", "d"]):
+                warnings.warn("labels [0, 3] are never positive", LabelWarning)
+                warnings.warn("labels [1] of another kind", UserWarning)
+                raise RuntimeError
+        with named_label_warnings(None):
+            warnings.warn("labels [2] kept", LabelWarning)
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (LabelWarning, "labels 'a', 'd' are never positive"),
+        (UserWarning, "labels [1] of another kind"),
+        (LabelWarning, "labels [2] kept")]

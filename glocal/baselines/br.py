@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._base import MultiLabelMixin
+from .._validation import LabelWarning
 
 
 class BR(MultiLabelMixin, BaseEstimator):
@@ -80,7 +81,7 @@ class BR(MultiLabelMixin, BaseEstimator):
             names = [label_names[j] if label_names is not None else j for j in constant]
             warnings.warn(f"BR: labels {names[:10]}{' ...' if len(names) > 10 else ''} have "
                           "one class only among their observed entries; they get a constant "
-                          "score", UserWarning)
+                          "score", LabelWarning)
         self.n_features_in_ = X.shape[1]
         return self
 

@@ -66,3 +66,11 @@ def dataset_bunch(X, Y, feature_names, label_names, name, n_train=None):
 def default_names(prefix, n):
     """Names ``prefix0 .. prefix{n-1}`` for formats that store no names."""
     return [f"{prefix}{i}" for i in range(n)]
+
+
+def known_names(names):
+    """``names`` as a list, or None when they are made up: `default_names` (``x0``, ``y0``,
+    ...) or the positions ``0, 1, ...`` of formats that store no names."""
+    names = list(names)
+    made_up = all(name in (f"x{i}", f"y{i}", str(i)) for i, name in enumerate(names))
+    return None if made_up else names

@@ -4,6 +4,7 @@ its scores per run, resuming from the runs already in ``results.csv``."""
 import inspect
 import json
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,12 @@ from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
 from ..datasets import load_dataset, make_glocal_data
+from ..datasets._base import known_names
 from ..estimator import GLOCAL
 from ..groups import kmeans_groups
 from .._io import atomic_output
 from ..model_selection import GLOCALCV
+from .._validation import LabelWarning, named_label_warnings
 from ..metrics import evaluate
 from ..protocol import evaluate_masked, random_splits, sample_observed, select_hyperparameters
 from .methods import (
@@ -189,7 +192,8 @@ def _resolve_methods(methods):
 
 
 def _load_datasets(names, data_dir, quick, random_state, progress):
-    """Features and complete labels of every dataset, by lower-case name."""
+    """Features, complete labels and label names (None if unnamed) of every dataset, by
+    lower-case name."""
     if names is None:
         data = {}
         for name in PAPER_DATASETS:
@@ -203,20 +207,22 @@ def _load_datasets(names, data_dir, quick, random_state, progress):
     else:
         data = {name.lower(): _load(name.lower(), data_dir, random_state) for name in names}
     if quick:
-        for name, (X, Y) in data.items():
+        for name, (X, Y, label_names) in data.items():
             if X.shape[0] > QUICK_MAX_SAMPLES:
                 # Seeded by the name too, so that a dataset's rows do not depend on the others.
                 rng = np.random.RandomState(_seed(random_state, *name.encode()))
                 rows = np.sort(rng.permutation(X.shape[0])[:QUICK_MAX_SAMPLES])
-                data[name] = X[rows], Y[rows]
+                data[name] = X[rows], Y[rows], label_names
     return data
 
 
 def _load(name, data_dir, random_state):
     # The protocol draws its own splits, so a file's predefined split is not used.
-    bunch = (make_glocal_data(random_state=random_state) if name == "synthetic"
-             else load_dataset(name, data_dir))
-    return bunch.X, np.asarray(bunch.Y)
+    if name == "synthetic":
+        bunch = make_glocal_data(random_state=random_state)
+        return bunch.X, np.asarray(bunch.Y), None
+    bunch = load_dataset(name, data_dir)
+    return bunch.X, np.asarray(bunch.Y), known_names(bunch.label_names)
 
 
 def _seed(*key):
@@ -229,7 +235,7 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
 
     ``clusters``: the cluster of every row of the dataset (small-cluster design), or None.
     """
-    X, Y = dataset
+    X, Y, label_names = dataset
     seed = config["seed"]
     train, test = random_splits(X.shape[0], n_repeats, TEST_SIZE, random_state=seed)[rep]
     X_train, Y_train = X[train], Y[train]
@@ -253,11 +259,15 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
     grid = method.grid(config["small_clusters"])
     tic = time.perf_counter()
     if config["tune"]:
-        estimator.set_params(**_tune(estimator, grid, X_train, Y_observed, n_jobs,
-                                     _seed(seed, rep)))
+        with warnings.catch_warnings():
+            # A fold's label warnings repeat, by index, what the fit below says by name.
+            warnings.simplefilter("ignore", LabelWarning)
+            estimator.set_params(**_tune(estimator, grid, X_train, Y_observed, n_jobs,
+                                         _seed(seed, rep)))
     tuning = time.perf_counter() - tic
     tic = time.perf_counter()
-    estimator.fit(X_train, Y_observed, **fit_params)
+    with named_label_warnings(label_names):
+        estimator.fit(X_train, Y_observed, **fit_params)
     fit = time.perf_counter() - tic
 
     params = estimator.get_params()

@@ -82,6 +82,12 @@ def from_signed_labels(Y):
 MAX_FEATURE_NORM = np.finfo(np.float64).max ** (1 / 6)  # 2.4e51
 
 
+def is_dask_array(X):
+    """Whether X is a Dask array (without importing dask: none exists before it is)."""
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(X, dask_array.Array)
+
+
 def check_features(X, n_features=None, estimator="the model"):
     """Validate X (dense or sparse, finite, of a norm the solvers can square twice) and
     return it as float64, CSR when sparse."""
@@ -144,17 +150,27 @@ def check_labels(Y, n_samples, warn=True):
         raise ValueError("Y has no label column")
     observed = ~np.isnan(Y)
     if not np.isin(Y[observed], (0.0, 1.0)).all():
-        bad = np.unique(Y[observed & ~np.isin(Y, (0.0, 1.0))])[:5]
-        hint = (" (for the {-1, 0, +1} encoding use glocal.from_signed_labels)"
-                if np.isin(bad, (-1.0,)).any() else "")
-        raise ValueError(f"Y must contain only 0, 1 or NaN (missing); found {bad.tolist()}{hint}")
+        raise_bad_labels(np.unique(Y[observed & ~np.isin(Y, (0.0, 1.0))])[:5])
     if not observed.any():
         raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
     if warn:
-        _warn_about_labels(Y, observed)
-    Y_signed = np.where(observed, 2.0 * np.nan_to_num(Y) - 1.0, 0.0).T.copy()
+        warn_about_labels(observed.sum(axis=0), (np.nan_to_num(Y) > 0).sum(axis=0))
+    Y_signed = signed_labels(Y, observed).copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J
+
+
+def signed_labels(Y, observed):
+    """The paper's Y (l x n): +1 / -1 on observed entries, 0 on missing ones, from {0, 1, NaN}
+    labels (n x l) and their observed mask; numpy or Dask arrays."""
+    return np.where(observed, 2.0 * np.nan_to_num(Y) - 1.0, 0.0).T
+
+
+def raise_bad_labels(bad):
+    """The ValueError for label values ``bad`` other than 0, 1 and NaN."""
+    hint = (" (for the {-1, 0, +1} encoding use glocal.from_signed_labels)"
+            if np.isin(bad, (-1.0,)).any() else "")
+    raise ValueError(f"Y must contain only 0, 1 or NaN (missing); found {bad.tolist()}{hint}")
 
 
 def _object_labels(Y):
@@ -176,9 +192,10 @@ def _object_labels(Y):
     return np.where(kinds == 0, np.nan, Y).astype(float)
 
 
-def _warn_about_labels(Y, observed):
-    unobserved = np.flatnonzero(~observed.any(axis=0))
-    never_positive = np.flatnonzero(observed.any(axis=0) & ~(np.nan_to_num(Y) > 0).any(axis=0))
+def warn_about_labels(n_observed, n_positive):
+    """Warn about labels without observed entries or positives, from their counts."""
+    unobserved = np.flatnonzero(n_observed == 0)
+    never_positive = np.flatnonzero((n_observed > 0) & (n_positive == 0))
     if unobserved.size:
         warnings.warn(f"labels {unobserved[:10].tolist()} have no observed entry: their scores "
                       "come from the other labels only", LabelWarning)

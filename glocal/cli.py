@@ -128,8 +128,14 @@ def build_parser():
         description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
                     "save the fitted model with joblib. The model's hyperparameters are "
                     "those of Eq. (6) of the paper; see the README or 'help(glocal.GLOCAL)'.")
-    fit.add_argument("data", help="data file")
+    fit.add_argument("data", help="data file, or a directory of .npy chunks (X*.npy with "
+                                  "their labels Y*.npy, paired in name order) fitted "
+                                  "through Dask")
     fit.add_argument("--model", required=True, help="where to save the model (joblib)")
+    fit.add_argument("--scheduler", metavar="ADDRESS",
+                     help="with a chunk directory: a dask.distributed scheduler to fit on "
+                          "(e.g. tcp://host:8786; its workers must see the files); default: "
+                          "Dask's threads in this process")
     fit.add_argument("--xml", help=xml_help)
     fit.add_argument("--split", choices=("train", "test", "all"), help=split_help.format("train"))
     fit.add_argument("--n-latent", type=int, default=20, metavar="K",
@@ -262,8 +268,13 @@ def _fit(args):
     from ._validation import named_label_warnings
     from .datasets._base import known_names
 
+    import numpy as np
+
     _output(args.model, args)
-    data = _load_data(args.data, args, "train")
+    chunked = Path(args.data).is_dir()
+    if args.scheduler and not chunked:
+        raise ValueError("--scheduler applies to a chunk directory, not to a data file")
+    data = _chunk_directory(args) if chunked else _load_data(args.data, args, "train")
     (n, d), l = data.X.shape, data.Y.shape[1]
     if args.verbose:
         print(f"fitting GLOCAL to {n} rows x {d} features, {l} labels of {args.data}",
@@ -272,16 +283,69 @@ def _fit(args):
                    lam3=args.lam3, lam4=args.lam4, fit_intercept=args.fit_intercept,
                    max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
                    verbose=int(args.verbose))
-    with named_label_warnings(known_names(data.label_names)):
+    with named_label_warnings(known_names(data.label_names)), _dask_client(args.scheduler):
         model.fit(data.X, data.Y)
+        if chunked:  # a saved model holds numpy arrays only
+            model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
+            training_rows = data.X.map_blocks(_row_digests, drop_axis=1,
+                                              dtype=np.uint64).compute()
+        else:
+            training_rows = _row_digests(data.X)
     saved = {"model": model, "label_names": list(data.label_names),
-             "feature_names": list(data.feature_names), "training_rows": _row_digests(data.X)}
+             "feature_names": list(data.feature_names), "training_rows": training_rows}
     with atomic_output(args.model, overwrite=args.force, binary=True) as file:
         joblib.dump(saved, file)
     print(f"fitted GLOCAL on {n} rows of {args.data} (objective "
           f"{model.objective_history_[-1]:.6g} after {_count(model.n_iter_, 'outer iteration')}"
           f") and saved it to {args.model}")
     return 0
+
+
+def _chunk_directory(args):
+    """The features and labels of a directory of .npy chunks as Dask arrays (each file is
+    read by the worker that needs it; only the headers are read here)."""
+    import dask
+    import dask.array as da
+    import numpy as np
+    from sklearn.utils import Bunch
+
+    if args.xml or args.split:
+        raise ValueError("--xml and --split apply to data files, not to a chunk directory")
+    parts = {kind: sorted(Path(args.data).glob(f"{kind}*.npy")) for kind in "XY"}
+    if not parts["X"] or len(parts["X"]) != len(parts["Y"]):
+        raise ValueError(f"{args.data}: a chunk directory holds X*.npy files and as many "
+                         f"Y*.npy files with their labels; found {len(parts['X'])} and "
+                         f"{len(parts['Y'])}")
+    arrays = {}
+    for kind, files in parts.items():
+        headers = [np.load(file, mmap_mode="r") for file in files]
+        for file, header in zip(files, headers):
+            if header.ndim != 2 or header.shape[1] != headers[0].shape[1]:
+                raise ValueError(f"{file}: shape {header.shape}; every {kind} chunk must be "
+                                 f"2-D with {headers[0].shape[1]} columns")
+        arrays[kind] = da.concatenate([
+            da.from_delayed(dask.delayed(np.load)(str(file)), header.shape, dtype=header.dtype)
+            for file, header in zip(files, headers)])
+        del headers  # close the memory maps
+    for x, y, file in zip(arrays["X"].chunks[0], arrays["Y"].chunks[0], parts["Y"]):
+        if x != y:
+            raise ValueError(f"{file} has {y} rows, its features {x}")
+    d, l = arrays["X"].shape[1], arrays["Y"].shape[1]
+    # Named as in svmlight files, so that the model scores them.
+    return Bunch(X=arrays["X"], Y=arrays["Y"], feature_names=[f"x{i}" for i in range(d)],
+                 label_names=[str(j) for j in range(l)])
+
+
+@contextmanager
+def _dask_client(address):
+    """A dask.distributed Client of the scheduler at ``address`` while in the block."""
+    if address is None:
+        yield
+        return
+    from distributed import Client
+
+    with Client(address):
+        yield
 
 
 def _read_model(path):

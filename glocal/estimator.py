@@ -12,6 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _validation
@@ -132,14 +133,16 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     ----------
     U_ : ndarray of shape (n_labels, n_latent)
     V_ : ndarray of shape (n_latent, n_samples)
-        Latent labels of the training samples.
+        Latent labels of the training samples (a Dask array, chunked like X, when X is
+        one).
     W_ : ndarray of shape (n_features, n_latent)
     intercept_ : ndarray of shape (n_labels,)
         Label biases (zero unless ``fit_intercept``); scores are X W_ U_^T + intercept_.
     Z_ : ndarray of shape (n_groups_, n_labels, n_latent)
         Factors of the group label Laplacians; every row has unit norm.
     groups_ : ndarray of shape (n_samples,)
-        Group id of every training sample, in ``[0, n_groups_)``.
+        Group id of every training sample, in ``[0, n_groups_)`` (a Dask array when X is
+        one).
     n_groups_ : int
         Number of groups actually used.
     objective_history_ : list of float
@@ -205,18 +208,37 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Features; sparse input stays sparse.
-        Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Features; sparse input stays sparse. A Dask array chunked by rows (dense or
+            scipy.sparse chunks) is fitted chunk by chunk, see Notes.
+        Y : {array-like, sparse matrix, dask array} of shape (n_samples, n_labels)
             Label indicator: 1 positive, 0 negative, NaN missing. For the paper's
             {-1, 0, +1} encoding use `glocal.from_signed_labels`.
-        groups : array-like of shape (n_samples,), optional
+        groups : array-like or dask array of shape (n_samples,), optional
             Group of every sample (e.g. from domain knowledge); k-means on X with
-            ``n_groups`` clusters when omitted.
+            ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).
 
         Returns
         -------
         self
+
+        Notes
+        -----
+        With X a Dask array (``pip install glocal[dask]``), the same solver minimizes the
+        same objective: every quantity it needs of the samples is a sum over the chunks of
+        rows of small statistics (k x k, l x k, d x k, and X^T X and the groups' X_m^T X_m
+        once, d x d) or a chunk-wise map (the closed form of V and P = X W), computed
+        where the chunks are; V and P stay there, chunked like X, and each round of the
+        solver is a few passes over the chunks. The pymanopt problems of U, W and Z run
+        here, on small arrays. On data that fits in memory it gives the in-memory fit's
+        result up to rounding. It runs on the default Dask scheduler, or on a cluster once
+        a ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
+        remote scheduler (its workers need ``glocal`` installed). Limits: the paper's
+        loss only (``loss="squared"``, ``class_weight=None``, ``v_closed_form=True``), at
+        most 4000 features (X^T X is kept in memory), and ``V_`` and ``groups_`` are then
+        Dask arrays (compute them, or drop them, before pickling the model, as
+        ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
+        workers' memory: every pass then reads it instead of recomputing it).
         """
         self._fit(X, Y, groups)
         return self
@@ -230,39 +252,12 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         shared by fits on the same X, keeps what depends on X and the groups only: the
         k-means groups and the feature second moments.
         """
-        cache = {} if cache is None else cache
-        X, Y_signed, J = self._check_training_data(X, Y)
-        X = self._normalized(X)
-        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        n_samples = X.shape[0]
         rng = check_random_state(self.random_state)
-
-        tic = time.perf_counter()
-        if groups is None:
-            if self.n_groups > n_samples:
-                raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
-                                 f"samples (n_samples={n_samples})")
-            key = ("kmeans", self.normalize_rows, self.n_groups, rng.randint(2**31 - 1))
-            if key not in cache:
-                cache[key] = kmeans_groups(X, *key[2:])
-            groups = cache[key]
+        if _validation.is_dask_array(X):
+            data, groups, clustering_time = self._dask_data(X, Y, groups, rng)
         else:
-            groups = compact_group_ids(_validation.check_groups(groups, n_samples))
-        clustering_time = time.perf_counter() - tic
-
+            data, groups, clustering_time = self._in_memory_data(X, Y, groups, rng, cache)
         n_features = X.shape[1]
-        if self.fit_intercept:
-            X = _append_constant(X, self.intercept_scaling)
-        weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
-                   else None)
-        data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
-                          *self._manifold_weights(), loss=self.loss, weights=weights,
-                          lam_v=self.lam_v)
-        key = ("grams", self.normalize_rows, self.fit_intercept, self.intercept_scaling,
-               data.has_manifold_terms, groups.tobytes())
-        if key not in cache:
-            cache[key] = with_feature_grams(data)
-        data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
         options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
@@ -280,7 +275,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.intercept_ = (self.intercept_scaling * result.W[n_features] @ self.U_.T
                            if self.fit_intercept else np.zeros(self.U_.shape[0]))
         self.groups_ = groups
-        self.n_groups_ = len(data.group_index)
+        self.n_groups_ = data.n_groups
         self.objective_history_ = result.objective_history
         self.init_objective_history_ = result.init_history
         self.block_objective_history_ = np.array(result.block_history).reshape(-1, 4)
@@ -297,6 +292,77 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
         return normalize(X) if self.normalize_rows else X
 
+    def _in_memory_data(self, X, Y, groups, rng, cache=None):
+        """The `GlocalData` of a fit on data in memory, its groups and the clustering time.
+
+        ``cache``, a dict shared by fits on the same X, keeps what depends on X and the
+        groups only: the k-means groups and the feature second moments.
+        """
+        cache = {} if cache is None else cache
+        X, Y_signed, J = self._check_training_data(X, Y)
+        X = self._normalized(X)
+        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+        n_samples = X.shape[0]
+
+        tic = time.perf_counter()
+        if groups is None:
+            if self.n_groups > n_samples:
+                raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
+                                 f"samples (n_samples={n_samples})")
+            key = ("kmeans", self.normalize_rows, self.n_groups, rng.randint(2**31 - 1))
+            if key not in cache:
+                cache[key] = kmeans_groups(X, *key[2:])
+            groups = cache[key]
+        else:
+            groups = compact_group_ids(_validation.check_groups(groups, n_samples))
+        clustering_time = time.perf_counter() - tic
+
+        if self.fit_intercept:
+            X = _append_constant(X, self.intercept_scaling)
+        weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
+                   else None)
+        data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
+                          *self._manifold_weights(), loss=self.loss, weights=weights,
+                          lam_v=self.lam_v)
+        key = ("grams", self.normalize_rows, self.fit_intercept, self.intercept_scaling,
+               data.has_manifold_terms, groups.tobytes())
+        if key not in cache:
+            cache[key] = with_feature_grams(data)
+        data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
+        return data, groups, clustering_time
+
+    def _dask_data(self, X, Y, groups, rng):
+        """`_in_memory_data` for Dask features: the paper's loss only, the samples reached
+        through `glocal.dask_backend.DaskSamples`."""
+        from . import dask_backend
+
+        self._validate_params()
+        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
+        if self.loss != "squared" or self.class_weight is not None:
+            raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
+                             "loss='squared' and class_weight=None")
+        if not options.v_closed_form:
+            raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
+                             "v_closed_form=True")
+        n_columns = X.shape[1] + self.fit_intercept
+        if n_columns > min(dask_backend.MAX_FEATURES, options.max_dense_features):
+            raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
+                             f"{min(dask_backend.MAX_FEATURES, options.max_dense_features)} "
+                             f"features, got {n_columns}")
+        X, Y_signed, J = dask_backend.check_training_data(X, Y)
+        if self.normalize_rows:  # row by row, so chunk by chunk
+            X = X.map_blocks(normalize, dtype=float)
+        seed = rng.randint(2**31 - 1) if groups is None else None
+        groups, sizes, clustering_time = dask_backend.fit_groups(X, groups, self.n_groups, seed)
+        if self.fit_intercept:
+            X = X.map_blocks(_append_constant, self.intercept_scaling, dtype=float,
+                             chunks=(X.chunks[0], (n_columns,)))
+        samples = dask_backend.DaskSamples(groups, sizes)
+        data = GlocalData(X, Y_signed, J, None, self.lam, self.lam2, *self._manifold_weights(),
+                          lam_v=self.lam_v, samples=samples)
+        return with_feature_grams(data), groups, clustering_time
+
     def _manifold_weights(self):
         """(lam3, lam4) of the objective; the ablations switch one of them off."""
         return self.lam3, self.lam4
@@ -311,9 +377,25 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         With ``normalize_rows`` the rows of X are first scaled to unit norm.
 
         Higher means more relevant; the paper predicts a label where its score is positive.
+        For a Dask array X (chunked by rows) the scores are a lazy Dask array chunked like
+        X, and so is `predict`'s result.
         """
-        X = self._normalized(self._check_fitted_features(X))
-        return np.asarray(X @ self.W_) @ self.U_.T + self.intercept_
+        if _validation.is_dask_array(X):  # lazily, block by block
+            from .dask_backend import check_features
+
+            check_is_fitted(self)
+            X = check_features(X, self.n_features_in_, type(self).__name__)
+            if self.normalize_rows:
+                X = X.map_blocks(normalize, dtype=float)
+            return X.map_blocks(_linear_scores, self.W_, self.U_, self.intercept_,
+                                dtype=float, chunks=(X.chunks[0], (self.U_.shape[0],)))
+        return _linear_scores(self._normalized(self._check_fitted_features(X)), self.W_,
+                              self.U_, self.intercept_)
+
+
+def _linear_scores(X, W, U, intercept):
+    """X W U^T + intercept."""
+    return np.asarray(X @ W) @ U.T + intercept
 
 
 def _store_params(estimator, arguments):

@@ -41,8 +41,9 @@ def compact_group_ids(groups):
     return np.unique(groups, return_inverse=True)[1].astype(np.intp).ravel()
 
 
-def group_index(groups):
-    """The sample indices of every group, for ids in ``[0, g)``."""
+def group_index(groups, n_groups=0):
+    """The sample indices of every group, for ids in ``[0, g)`` with g at least ``n_groups``
+    (a group without samples gets an empty array)."""
     order = np.argsort(groups, kind="stable")
-    bounds = np.cumsum(np.bincount(groups))[:-1]
+    bounds = np.cumsum(np.bincount(groups, minlength=n_groups))[:-1]
     return np.split(order, bounds)

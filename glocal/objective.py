@@ -24,6 +24,12 @@ data terms: see ``shared/paper/NOTES.md``); each is checked against autograd in 
 Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the label-fit term by
 Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
 blocks (and the objective's value), and `label_curvature` gives their Hessians' weights.
+
+Every quantity that involves the n samples is a sum over samples of small statistics
+(`sample_sum`) or a map of the columns of V and the rows of P (`sample_map`). In memory each
+runs once on the whole data; a backend (``GlocalData.samples``, e.g.
+`glocal.dask_backend.DaskSamples`) runs the same function on every chunk of samples and adds
+up or concatenates the results, so the solver is the same for both.
 """
 
 from dataclasses import dataclass, replace
@@ -59,6 +65,10 @@ class GlocalData:
         None means the paper's J.
     lam_v : float or None
         Weight of ||V||^2 when it should differ from lam2 (None: lam2, the paper's).
+    samples : object or None
+        How the samples are reached: None when X, Y and J are in memory; else a backend
+        with the methods ``sum`` and ``map`` of `sample_sum` and `sample_map` and the
+        attributes ``n_groups`` and ``group_sizes`` (``group_index`` is then None).
     """
 
     X: object
@@ -74,15 +84,27 @@ class GlocalData:
     loss: str = "squared"
     weights: object = None
     lam_v: object = None
+    samples: object = None
 
     @property
     def n_samples(self):
         return self.Y.shape[1]
 
     @property
+    def n_groups(self):
+        return self.samples.n_groups if self.group_index is None else len(self.group_index)
+
+    @property
+    def group_sizes(self):
+        """n_m for every group."""
+        if self.group_index is None:
+            return self.samples.group_sizes
+        return np.array([len(idx) for idx in self.group_index])
+
+    @property
     def group_fractions(self):
         """n_m / n for every group."""
-        return np.array([len(idx) for idx in self.group_index]) / self.n_samples
+        return self.group_sizes / self.n_samples
 
     @property
     def has_manifold_terms(self):
@@ -106,24 +128,79 @@ class GlocalData:
         return np.ones_like(self.Y) if self.J is None else self.J
 
 
+def sample_sum(function, data, *arrays, reads="XY"):
+    """``function(data, *arrays)``: a sum over samples, chunk by chunk through a backend.
+
+    ``arrays`` are aligned with the samples (V, k x n; P, n x k). Through a backend,
+    ``function`` gets the `GlocalData` of one chunk of samples (its rows of X, columns of Y
+    and J, and its ``group_index``) with the matching chunks of ``arrays``, and returns an
+    array, a float or a tuple of them; the results of all chunks are added up. ``reads``
+    names the parts of the data the function reads: "X" (features), "Y" (labels and
+    mask); the backend leaves the others out (None).
+    """
+    if data.samples is None:
+        return function(data, *arrays)
+    return data.samples.sum(function, data, *arrays, reads=reads)
+
+
+def sample_map(function, data, *arrays, sample_axis, width, reads="XY"):
+    """``function(data, *arrays)``: an array aligned with the samples, chunk by chunk.
+
+    The result has the samples along ``sample_axis`` (0: n x width; 1: width x n); through a
+    backend it is the concatenation of ``function`` on every chunk (see `sample_sum`), kept
+    chunked beside X.
+    """
+    if data.samples is None:
+        return function(data, *arrays)
+    return data.samples.map(function, data, *arrays, sample_axis=sample_axis, width=width,
+                            reads=reads)
+
+
+def feature_product(W, data):
+    """P = X W, shape (n, k)."""
+    return sample_map(lambda part: np.asarray(part.X @ W), data, sample_axis=0,
+                      width=W.shape[1], reads="X")
+
+
+def feature_label_product(data):
+    """X^T Y^T, shape (d, l)."""
+    return sample_sum(lambda part: np.asarray(part.X.T @ part.Y.T), data)
+
+
+def score_gram(W, data):
+    """F F^T with F = (X W)^T, shape (m, m) for W of m columns: the Gram matrix of X W."""
+    def gram(part):
+        F = np.asarray(part.X @ W).T
+        return F @ F.T
+    return sample_sum(gram, data, reads="X")
+
+
 def with_feature_grams(data, memory_limit=2**28):
     """Attach the second moments of X when multiplying by them is cheaper than by X.
 
     A product with X^T X costs d^2 per column against 2 nnz(X) through X; the g group
     moments cost g d^2. Each is kept only when cheaper and within ``memory_limit`` bytes.
+    Through a backend (``data.samples``) every product with X is a pass over the data, so
+    both are kept whenever they fit, all from one pass.
     """
     X = data.X
     d = X.shape[1]
     nnz = X.nnz if hasattr(X, "nnz") else X.size
-    g = len(data.group_index)
-    gram = group_grams = None
-    if d * d < 2 * nnz and 8 * d * d <= memory_limit:
-        if (data.has_manifold_terms and g * d * d < 2 * nnz
-                and 8 * g * d * d <= memory_limit):
-            group_grams = np.stack([_dense(X[idx].T @ X[idx]) for idx in data.group_index])
-            gram = group_grams.sum(axis=0)  # X^T X without a second pass over X
-        else:
-            gram = _dense(X.T @ X)
+    g = data.n_groups
+    in_memory = data.samples is None
+    keep_gram = (not in_memory or d * d < 2 * nnz) and 8 * d * d <= memory_limit
+    keep_groups = (keep_gram and data.has_manifold_terms
+                   and (not in_memory or g * d * d < 2 * nnz) and 8 * g * d * d <= memory_limit)
+    if not keep_gram:
+        return replace(data, gram=None, group_grams=None)
+
+    def moments(part):
+        if not keep_groups:
+            return _dense(part.X.T @ part.X), None
+        group_grams = np.stack([_dense(part.X[idx].T @ part.X[idx])
+                                for idx in part.group_index])
+        return group_grams.sum(axis=0), group_grams  # X^T X without a second pass over X
+    gram, group_grams = sample_sum(moments, data, reads="X")
     return replace(data, gram=gram, group_grams=group_grams)
 
 
@@ -186,7 +263,8 @@ def _column_outer(A):
 
 def group_grams(P, data):
     """P_m^T P_m for every group, shape (g, k, k)."""
-    return np.stack([P[idx].T @ P[idx] for idx in data.group_index])
+    return sample_sum(lambda part, P: np.stack([P[idx].T @ P[idx] for idx in part.group_index]),
+                      data, P, reads="")
 
 
 def label_side_weights(P, data):
@@ -236,7 +314,7 @@ def objective(U, V, W, Z, data, P=None):
     ``P = X @ W`` may be passed when the caller has it already.
     """
     if P is None:
-        P = data.X @ W
+        P = feature_product(W, data)
     value = basic_objective(U, V, W, data, P=P)
     if data.has_manifold_terms:
         value += manifold_term(U, Z, label_side_weights(P, data))
@@ -246,18 +324,17 @@ def objective(U, V, W, Z, data, P=None):
 def basic_objective(U, V, W, data, P=None):
     """The basic model, Eq. ``eqn:init``: the objective without the manifold terms."""
     if P is None:
-        P = data.X @ W
-    return float(
-        label_loss(U, V, data)
-        + data.lam * _squared_norm(V - P.T)
-        + frobenius_terms(U, V, W, data)
-    )
+        P = feature_product(W, data)
+
+    def sample_terms(part, V, P):
+        return label_loss(U, V, part), _squared_norm(V - P.T), _squared_norm(V)
+    fit, coupling, V_sq_norm = sample_sum(sample_terms, data, V, P, reads="Y")
+    return float(fit + data.lam * coupling + frobenius_terms(U, V_sq_norm, W, data))
 
 
-def frobenius_terms(U, V, W, data):
+def frobenius_terms(U, V_sq_norm, W, data):
     """lam2 (||U||^2 + ||V||^2 + ||W||^2), with ``lam_v`` on ||V||^2 when it is given."""
-    return (data.lam2 * (_squared_norm(U) + _squared_norm(W))
-            + data.v_weight * _squared_norm(V))
+    return data.lam2 * (_squared_norm(U) + _squared_norm(W)) + data.v_weight * V_sq_norm
 
 
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
@@ -295,17 +372,20 @@ class UStatistics:
 
 def u_statistics(V, data, chunk=4096):
     """`UStatistics` of V: one pass over the labels, in column chunks of the l x n mask."""
-    k, n = V.shape
-    if data.J is None:
-        gram = V @ V.T
-    else:
-        gram = np.zeros((data.Y.shape[0], k * k))
-        for start in range(0, n, chunk):  # bounds the chunk x k x k outer products
-            cols = slice(start, start + chunk)
-            outer = np.einsum("ai,bi->iab", V[:, cols], V[:, cols]).reshape(-1, k * k)
-            gram += data.J[:, cols] @ outer
-        gram = gram.reshape(-1, k, k)
-    return UStatistics(gram, data.Y @ V.T, float(np.sum(data.Y ** 2)))
+    k = V.shape[0]
+
+    def sums(part, V):
+        if part.J is None:
+            gram = V @ V.T
+        else:
+            gram = np.zeros((part.Y.shape[0], k * k))
+            for start in range(0, V.shape[1], chunk):  # bounds the chunk x k x k products
+                cols = slice(start, start + chunk)
+                outer = np.einsum("ai,bi->iab", V[:, cols], V[:, cols]).reshape(-1, k * k)
+                gram += part.J[:, cols] @ outer
+        return gram, part.Y @ V.T, float(np.sum(part.Y ** 2))
+    gram, target, constant = sample_sum(sums, data, V, reads="Y")
+    return UStatistics(gram if data.J is None else gram.reshape(-1, k, k), target, constant)
 
 
 def u_cost_grad(U, stats, Z, B, data):
@@ -427,12 +507,14 @@ def v_decrease(V, V_new, U, data):
     The block is a quadratic with halved Hessian D -> U^T (J o (U D)) + (lam + lam_v) D, so
     the drop is that form at D = V - V_new: one product with U instead of two costs.
     """
-    D = V - V_new
-    if data.J is None:
-        label_part = np.sum((U.T @ U @ D) * D)
-    else:
-        label_part = np.sum(masked(data, U @ D) ** 2)
-    return float(label_part + (data.lam + data.v_weight) * np.sum(D ** 2))
+    def decrease(part, V, V_new):
+        D = V - V_new
+        if part.J is None:
+            label_part = np.sum((U.T @ U @ D) * D)
+        else:
+            label_part = np.sum(masked(part, U @ D) ** 2)
+        return float(label_part + (part.lam + part.v_weight) * np.sum(D ** 2))
+    return sample_sum(decrease, data, V, V_new, reads="Y")
 
 
 def v_closed_form(U, P, data, chunk=4096):
@@ -445,20 +527,26 @@ def v_closed_form(U, P, data, chunk=4096):
     k = U.shape[1]
     ridge = (data.lam + data.v_weight) * np.eye(k)
     if data.J is None:  # one well-conditioned k x k system (eigenvalues >= lam + lam_v)
-        # Its k x k inverse applied to both parts of the right-hand side: two BLAS products
-        # (P^T read in place), no k x n sum formed first; far faster than solve.
         inverse = np.linalg.inv(U.T @ U + ridge)
-        V = (data.lam * inverse) @ P.T
-        V += (inverse @ U.T) @ data.Y  # Y is 0 on missing entries
+        lam_inverse, label_map = data.lam * inverse, inverse @ U.T
+    else:
+        outer = _column_outer(U)
+
+    def columns(part, P):
+        if part.J is None:
+            # The k x k inverse applied to both parts of the right-hand side: two BLAS
+            # products (P^T read in place), no k x n sum formed first; far faster than solve.
+            V = lam_inverse @ P.T
+            V += label_map @ part.Y  # Y is 0 on missing entries
+            return V
+        rhs = part.lam * P.T + U.T @ part.Y
+        V = np.empty_like(rhs)
+        for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
+            cols = slice(start, start + chunk)
+            systems = (part.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
+            V[:, cols] = np.linalg.solve(systems, rhs[:, cols].T[..., None])[..., 0].T
         return V
-    rhs = data.lam * P.T + U.T @ data.Y
-    outer = _column_outer(U)
-    V = np.empty_like(rhs)
-    for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
-        cols = slice(start, start + chunk)
-        systems = (data.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
-        V[:, cols] = np.linalg.solve(systems, rhs[:, cols].T[..., None])[..., 0].T
-    return V
+    return sample_map(columns, data, P, sample_axis=1, width=k, reads="Y")
 
 
 # --- Block W (Eq. ``uw``): U, V, Z fixed ----------------------------------------------
@@ -479,10 +567,19 @@ def moment_product(D, Ht, data):
     if Ht is None:
         if data.gram is not None:
             return data.lam * (data.gram @ D)
-        return data.lam * np.asarray(data.X.T @ (data.X @ D))
+        return data.lam * sample_sum(lambda part: np.asarray(part.X.T @ (part.X @ D)), data,
+                                     reads="X")
     if data.group_grams is not None:
         return np.matmul(data.group_grams, D @ Ht).sum(axis=0)  # batched BLAS, not einsum
-    return np.asarray(data.X.T @ per_group_product(data.X @ D, Ht, data))
+    return sample_sum(
+        lambda part: np.asarray(part.X.T @ per_group_product(part.X @ D, Ht, part)), data,
+        reads="X")
+
+
+def w_statistics(V, data):
+    """X^T V^T (d x k) and ||V||^2: what the W block needs of V, from one pass."""
+    return sample_sum(lambda part, V: (np.asarray(part.X.T @ V.T), float(np.sum(V ** 2))),
+                      data, V, reads="X")
 
 
 def w_cost_grad(W, XtV, V_sq_norm, Ht, data):

@@ -161,8 +161,7 @@ def w_problem(V, H, data, w_preconditioner):
     ``w_preconditioner`` is the fit's `WPreconditioner`.
     """
     d, k = data.X.shape[1], V.shape[0]
-    XtV = np.asarray(data.X.T @ V.T)
-    V_sq_norm = float(np.sum(V ** 2))
+    XtV, V_sq_norm = obj.w_statistics(V, data)
     Ht = obj.moment_weights(H, data, k)
     return _problem(RealEuclidean(d, k), lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
                     lambda D: obj.w_hessp(D, Ht, data), w_preconditioner.for_weights(Ht))

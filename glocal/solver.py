@@ -140,9 +140,9 @@ def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
         V = rng.uniform(size=(n_latent, n))
         return U, V, np.zeros((d, n_latent)), Z
     # The preconditioner approximates the inverse of 2 (lam X^T X + lam2 I).
-    W_ridge = 2.0 * data.lam * w_preconditioner(None, np.asarray(data.X.T @ data.Y.T))
-    F = np.asarray(data.X @ W_ridge).T  # l x n ridge scores
-    eigenvalues, vectors = np.linalg.eigh(F @ F.T)
+    W_ridge = 2.0 * data.lam * w_preconditioner(None, obj.feature_label_product(data))
+    # F F^T of the l x n ridge scores F = (X W_ridge)^T
+    eigenvalues, vectors = np.linalg.eigh(obj.score_gram(W_ridge, data))
     top = np.argsort(eigenvalues)[::-1][:n_latent]
     scale = np.maximum(eigenvalues[top], np.finfo(float).eps) ** 0.25  # sqrt of singular values
     U = np.zeros((l, n_latent))
@@ -151,16 +151,16 @@ def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
     W[:, :top.size] = W_ridge @ vectors[:, top] / scale
     if top.size < n_latent:  # k > l: spare latent dimensions start small, not at a saddle
         U[:, top.size:] = 1e-3 * rng.standard_normal((l, n_latent - top.size))
-    V = np.asarray(data.X @ W).T
+    V = obj.feature_product(W, data).T
     return U, V, W, Z
 
 
 def _check_initial_point(point, data, n_latent):
     """Copies of a given (U, V, W, Z) with their shapes checked; V None means W^T X."""
-    (l, n), d, g = data.Y.shape, data.X.shape[1], len(data.group_index)
+    (l, n), d, g = data.Y.shape, data.X.shape[1], data.n_groups
     U, V, W, Z = point
     if V is None:
-        V = np.asarray(data.X @ W).T
+        V = obj.feature_product(W, data).T
     shapes = {"U": (l, n_latent), "V": (n_latent, n), "W": (d, n_latent), "Z": (g, l, n_latent)}
     point = [np.array(a, dtype=float) for a in (U, V, W, Z)]
     for (name, shape), array in zip(shapes.items(), point):
@@ -189,7 +189,7 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
     Returns U, V, W, the objective history (initial point first), the number of rounds and
     whether ``tol`` was met before ``max_iter`` rounds.
     """
-    P = data.X @ W  # X W of the current W in plain rounds (mixed ones carry their own)
+    P = obj.feature_product(W, data)  # of the current W in plain rounds (mixed ones: their own)
     history = [obj.basic_objective(U, V, W, data, P=P)]
     converged = False
     n_rounds = 0
@@ -207,7 +207,7 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
                               options)[0]
         if mixing is None:
             W = W_next
-            P = data.X @ W
+            P = obj.feature_product(W, data)
             history.append(obj.basic_objective(U, V, W, data, P=P))
         else:
             U, V, W, value = _mixed_step(mixing, (U, W), (U_next, W_next), V, value, data,
@@ -236,14 +236,14 @@ def _mixed_step(mixing, point, image, V, value, data, options):
                         np.concatenate([g.ravel() for g in image]))
     if mixed is not None:
         U, W = _split(mixed, shapes)
-        P = data.X @ W
+        P = obj.feature_product(W, data)
         V_mixed = _update_v(U, V, P, data, options, track=False)[0]
         mixed_value = obj.basic_objective(U, V_mixed, W, data, P=P)
         if mixed_value < value:
             return U, V_mixed, W, mixed_value
         mixing.restart()
     U, W = image
-    P = data.X @ W
+    P = obj.feature_product(W, data)
     V = _update_v(U, V, P, data, options, track=False)[0]
     return U, V, W, obj.basic_objective(U, V, W, data, P=P)
 
@@ -346,7 +346,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         data = obj.with_feature_grams(data)
     w_preconditioner = problems.WPreconditioner(data, options.max_dense_features)
     if initial_point is None:
-        U, V, W, Z = _initial_point(data, n_latent, len(data.group_index), rng,
+        U, V, W, Z = _initial_point(data, n_latent, data.n_groups, rng,
                                     w_preconditioner, options.init)
     else:
         U, V, W, Z = _check_initial_point(initial_point, data, n_latent)
@@ -355,7 +355,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     times["init"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
-    P = data.X @ W
+    P = obj.feature_product(W, data)
     history = [obj.objective(U, V, W, Z, data, P=P)]
     block_history = []  # the objective after the Z, V, U and W updates of every iteration
     n_iter = 0
@@ -378,7 +378,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
                                options)
         decreases.append(drop)
         block_history.append(history[-1] - np.cumsum(decreases))
-        P = data.X @ W
+        P = obj.feature_product(W, data)
         history.append(obj.objective(U, V, W, Z, data, P=P))
         if callback is not None:
             callback("main", n_iter, history[-1])

@@ -1,0 +1,180 @@
+"""GLOCAL on a Dask LocalCluster, on synthetic data larger than any worker's memory.
+
+The data (n rows, d features, l labels) are made chunk by chunk on the workers: chunk i of
+X comes from a generator seeded with i (a mixture of ``--n-groups`` Gaussian clusters, whose
+component ids are the groups), its labels are signs of a fixed linear map of it plus noise.
+No process ever holds X, which is recomputed by every pass that needs it (nothing of it is
+persisted). The labels (0/1 bytes, no missing entries: l/(8d) of X's size) are persisted on
+the workers, as are V and P = X W (k x n each, by the fit). The workers are separate
+processes with ``--memory-limit`` each and one thread (one BLAS thread).
+
+Prints the data size, the time of the input checks, group counts and warm start, the median
+time of an outer iteration of Algorithm 1, and the peak resident memory of
+each worker (sampled every ``--sample-every`` seconds), and, as an anchor measured in the
+same process, the in-memory fit of the first ``--anchor-rows`` rows per outer iteration.
+
+    python benchmarks/bench_dask_scale.py [--n 1e7] [--d 100] [--l 20] [--n-latent 10]
+        [--chunk-rows 250000] [--workers 2] [--memory-limit 3GiB] [--max-iter 2]
+        [--init-max-iter 2] [--anchor-rows 100000] [--scheduler tcp://host:8786]
+
+With ``--scheduler`` the same fit runs on an existing cluster instead of a LocalCluster.
+"""
+
+import argparse
+import os
+import statistics
+import threading
+import time
+import warnings
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the worker processes
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import dask.array as da  # noqa: E402
+import numpy as np  # noqa: E402
+import psutil  # noqa: E402
+from distributed import Client, LocalCluster  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from glocal import GLOCAL  # noqa: E402
+
+
+def _chunk(block_id, rows, d, l, n_groups, part):
+    """Rows of chunk ``block_id[0]``: X, labels or group ids (``part``)."""
+    rng = np.random.default_rng([1, block_id[0]])
+    centers = np.random.default_rng([0, 0]).standard_normal((n_groups, d))
+    groups = rng.integers(0, n_groups, rows)
+    if part == "groups":
+        return groups
+    X = centers[groups] + rng.standard_normal((rows, d))
+    if part == "X":
+        return X
+    W = np.random.default_rng([0, 1]).standard_normal((d, l)) / np.sqrt(d)
+    return (X @ W + rng.standard_normal((rows, l)) > 0.5).astype(np.uint8)
+
+
+def synthetic(n, d, l, n_groups, chunk_rows):
+    """X (n x d), Y (n x l) and the groups as lazy Dask arrays made chunk by chunk."""
+    sizes = [chunk_rows] * (n // chunk_rows) + ([n % chunk_rows] if n % chunk_rows else [])
+    arrays = []
+    for part, shape in [("X", (d,)), ("Y", (l,)), ("groups", ())]:
+        chunks = (tuple(sizes),) + tuple((s,) for s in shape)
+        arrays.append(da.map_blocks(
+            lambda block_id=None, part=part: _chunk(block_id, sizes[block_id[0]], d, l,
+                                                    n_groups, part),
+            chunks=chunks, dtype={"X": float, "Y": np.uint8, "groups": int}[part],
+            name=f"synthetic-{part}-{n}-{d}-{l}-{chunk_rows}"))
+    return arrays
+
+
+class PeakMemory:
+    """Peak resident memory of every worker, sampled in a background thread."""
+
+    def __init__(self, client, every):
+        self.client, self.every, self.peak = client, every, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            for worker, rss in self.client.run(lambda: psutil.Process().memory_info().rss
+                                               ).items():
+                self.peak[worker] = max(self.peak.get(worker, 0), rss)
+            self._stop.wait(self.every)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def _per_round(start, stamps):
+    """Median time of the rounds ending at ``stamps``, the first starting at ``start``."""
+    return statistics.median(np.diff([start] + stamps))
+
+
+def fit_timed(model, X, Y, groups):
+    """Fit, recording the clock after every warm-start round and outer iteration."""
+    stamps = {"init": [], "main": []}
+
+    def report(stage, iteration, value):
+        stamps[stage].append(time.perf_counter())
+        print(f"  {stage} {iteration}: objective {value:.8g}", flush=True)
+
+    model._report = report
+    model.verbose = 1
+    tic = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the caps are deliberate
+        model.fit(X, Y, groups=groups)
+    return time.perf_counter() - tic, stamps
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=float, default=1e7)
+    parser.add_argument("--d", type=int, default=100)
+    parser.add_argument("--l", type=int, default=20)
+    parser.add_argument("--n-latent", type=int, default=10)
+    parser.add_argument("--n-groups", type=int, default=4)
+    parser.add_argument("--chunk-rows", type=int, default=250_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--memory-limit", default="3GiB")
+    parser.add_argument("--max-iter", type=int, default=2)
+    parser.add_argument("--init-max-iter", type=int, default=2)
+    parser.add_argument("--anchor-rows", type=int, default=100_000)
+    parser.add_argument("--sample-every", type=float, default=0.5)
+    parser.add_argument("--scheduler", default=None)
+    args = parser.parse_args()
+    n = int(args.n)
+    params = dict(n_latent=args.n_latent, max_iter=args.max_iter,
+                  init_max_iter=args.init_max_iter, random_state=0)
+    X, Y, groups = synthetic(n, args.d, args.l, args.n_groups, args.chunk_rows)
+    print(f"data: n={n:.3g}, d={args.d}, l={args.l}; X is {X.nbytes / 2**30:.2f} GiB in "
+          f"{X.numblocks[0]} chunks of {args.chunk_rows} rows "
+          f"({args.chunk_rows * args.d * 8 / 2**20:.0f} MiB), made on the workers")
+
+    # The anchor: the same model on the first rows, in memory, in this process.
+    rows = min(args.anchor_rows, n)
+    with threadpool_limits(1):
+        anchor = fit_timed(GLOCAL(**params), X[:rows].compute(),
+                           Y[:rows].compute(), groups[:rows].compute())[1]
+    anchor_iteration = _per_round(anchor["init"][-1], anchor["main"])
+
+    if args.scheduler:
+        cluster, client = None, Client(args.scheduler)
+    else:
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                               memory_limit=args.memory_limit, dashboard_address=None)
+        client = Client(cluster)
+    try:
+        print(f"cluster: {len(client.scheduler_info()['workers'])} workers, one thread each, "
+              f"memory limit {args.memory_limit} per worker")
+        Y = Y.persist()  # made from X once; passes over the labels alone then skip X
+        model = GLOCAL(**params)
+        with PeakMemory(client, args.sample_every) as memory:
+            total, stamps = fit_timed(model, X, Y, groups)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    iteration = _per_round(stamps["init"][-1], stamps["main"])
+    times = model.fit_times_
+    print(f"fit: {total:.1f} s in total: input checks and the d x d moments "
+          f"{total - sum(times.values()):.1f} s, group counts {times['clustering']:.1f} s, "
+          f"warm start {times['init']:.1f} s for {model.n_init_iter_} rounds (its initial "
+          f"point included), main loop {times['main']:.1f} s for {model.n_iter_} iterations")
+    print(f"time per outer iteration: {iteration:.1f} s at n={n:.3g} on {args.workers} "
+          f"workers; in memory at n={rows:.3g}: {anchor_iteration:.2f} s "
+          f"(ratio {iteration / anchor_iteration:.1f} for {n / rows:.0f}x the rows)")
+    peaks = ", ".join(f"{peak / 2**30:.2f}" for peak in sorted(memory.peak.values()))
+    print(f"peak worker memory (GiB, resident): {peaks}; limit {args.memory_limit}; "
+          f"X alone {X.nbytes / 2**30:.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -54,12 +54,13 @@ def _same_fit(in_memory, on_dask, X_test):
                                atol=1e-8 * np.abs(expected).max())
 
 
-@pytest.mark.parametrize("missing, fit_intercept", [(0.7, False), (1.0, True)])
-def test_dask_fit_reproduces_the_in_memory_fit(missing, fit_intercept):
+@pytest.mark.parametrize("missing, fit_intercept, normalize_rows",
+                         [(0.7, False, False), (1.0, True, False), (0.7, True, True)])
+def test_dask_fit_reproduces_the_in_memory_fit(missing, fit_intercept, normalize_rows):
     """Several chunks of unequal sizes (Y chunked differently from X), the same groups:
     the same objective histories, point and scores as the in-memory fit."""
     X, Y, groups = _problem(missing=missing)
-    kw = dict(KW, fit_intercept=fit_intercept)
+    kw = dict(KW, fit_intercept=fit_intercept, normalize_rows=normalize_rows)
     in_memory = GLOCAL(**kw).fit(X, Y, groups=groups)
     on_dask = GLOCAL(**kw).fit(da.from_array(X, chunks=(70, 4)), da.from_array(Y, chunks=50),
                                groups=da.from_array(groups, chunks=100))

@@ -16,6 +16,7 @@ MODULES = {
     "glocal.protocol": "The paper's protocol",
     "glocal.groups": "Local groups",
     "glocal.solver": "The solver (Algorithm 1)",
+    "glocal.dask_backend": "The samples on Dask",
     "glocal.objective": "The objective and its derivatives",
     "glocal.problems": "The blocks as pymanopt problems",
     "glocal.manifolds": "The manifold of the Z block",

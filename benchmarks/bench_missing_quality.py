@@ -163,7 +163,6 @@ def report(args):
         results.setdefault((r["dataset"], float(r["rho"])), {}).setdefault(
             r["method"], {})[int(r["split"])] = float(r["ap"])
     methods = [m for m in METHODS if any(m in v for v in results.values())]
-    others = [m for m in methods if m != "BR"]
     print("Test Ap, mean over splits (n = BR's splits; a method run on fewer shows its count); "
           "mark: paired t-test against BR at 95% on the common splits (+ better, - worse)\n")
     print("| dataset | rho | n | " + " | ".join(methods) + " |")

@@ -5,7 +5,6 @@ shuffling, power iterations) takes a ``random_state``; the two-stage methods pas
 to the learner, and GLOCALCV to its folds and fits. MAXIDE draws none of its own.
 """
 
-import hashlib
 import json
 import os
 import subprocess

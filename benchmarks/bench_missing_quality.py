@@ -20,7 +20,7 @@ Usage::
     GLOCAL_DATA=/path/to/data python benchmarks/bench_missing_quality.py run \\
         --datasets arts enron --splits 3 --rhos 0.3 0.7 1 --out missing.csv
     python benchmarks/bench_missing_quality.py report missing.csv [more.csv ...] \
-        [--pair GLOCAL-lam_v=0-rows-cv]
+        [--pair GLOCAL-lam_v=0-rows-cv] [--extensions]
 """
 
 import argparse
@@ -89,7 +89,18 @@ METHODS = {
     "GLOCAL-lam_v=0-balanced": (_glocal(**EXTENDED, class_weight="balanced"), LAM2_GRID),
     # Untuned (the squared hinge's fits are slow): lam2 = 4, the most often picked above.
     "GLOCAL-lam_v=0-sqhinge-lam2=4": (_glocal(**EXTENDED, loss="squared_hinge", lam2=4), None),
+    # The extension table: each extension alone on the base at the same fixed setting
+    # (lam2 = 4, raw rows), fixed before these runs, against the base itself (`EXTENSIONS`).
+    "GLOCAL-lam_v=0-lam2=4": (_glocal(**EXTENDED, lam2=4), None),
+    "GLOCAL-lam_v=0-logistic-lam2=4": (_glocal(**EXTENDED, loss="logistic", lam2=4), None),
+    "GLOCAL-lam_v=0-balanced-lam2=4": (_glocal(**EXTENDED, class_weight="balanced", lam2=4),
+                                       None),
+    # V tied tightly to W^T X: near a trace-norm-regularized linear model U W^T x.
+    "GLOCAL-lam_v=0-lam=10-lam2=4": (_glocal(**EXTENDED, lam=10, lam2=4), None),
 }
+EXTENSIONS = ["GLOCAL-lam_v=0-lam2=4", "GLOCAL-lam_v=0-sqhinge-lam2=4",
+              "GLOCAL-lam_v=0-logistic-lam2=4", "GLOCAL-lam_v=0-balanced-lam2=4",
+              "GLOCAL-lam_v=0-lam=10-lam2=4"]
 FIELDS = ["dataset", "rho", "split", "method", "params", "ap", "seconds"]
 
 
@@ -195,6 +206,8 @@ def report(args):
         print(f"| {name} | {rho:g} | {n} | " + " | ".join(cells) + " |")
     for method in args.pair or []:
         _paired_table(results, method)
+    if args.extensions:
+        _extension_table(results, [m for m in EXTENSIONS if m in methods])
     print("\nAgainst BR (datasets, on the splits both ran): mean >= BR / significantly "
           "better / significantly worse / compared\n")
     print("| method | rho | >= BR | better | worse | of |")
@@ -220,6 +233,43 @@ def _paired_table(results, method):
               f"{np.mean(a) - np.mean(b):+.4f}{mark} |")
 
 
+def _extension_table(results, methods):
+    """Each of ``methods`` minus BR, per (dataset, rho) and summed up per rho, on the splits
+    that BR, the method and the base (``methods[0]``) all ran."""
+    base = methods[0]
+    diffs = {}  # (method, rho) -> [(dataset, n splits, Ap - BR, Ap - base)]
+    for (name, rho), by_method in sorted(results.items()):
+        br, ref = by_method.get("BR", {}), by_method.get(base, {})
+        for method in methods:
+            scores = by_method.get(method, {})
+            common = sorted(set(scores) & set(br) & set(ref))
+            if common:
+                ap = np.mean([scores[s] for s in common])
+                diffs.setdefault((method, rho), []).append(
+                    (name, len(common), ap - np.mean([br[s] for s in common]),
+                     ap - np.mean([ref[s] for s in common])))
+    print(f"\nExtensions at one fixed setting: test Ap minus BR's (tuned) on the same splits\n")
+    print("| dataset | rho | splits | " + " | ".join(methods) + " |")
+    print("|---|---|---|" + "---|" * len(methods))
+    for (name, rho) in sorted(results):
+        cells = {m: next((d for d in diffs.get((m, rho), []) if d[0] == name), None)
+                 for m in methods}
+        if cells[base] is None:
+            continue
+        print(f"| {name} | {rho:g} | {cells[base][1]} | " + " | ".join(
+            "" if c is None else f"{c[2]:+.4f}" for c in cells.values()) + " |")
+    print(f"\nSummary per rho: mean over datasets of (Ap - BR) and (Ap - {base}); datasets "
+          "with Ap >= BR / below BR\n")
+    print("| method | rho | datasets | Ap - BR | Ap - base | >= BR | < BR |")
+    print("|---|---|---|---|---|---|---|")
+    for (method, rho), rows in sorted(diffs.items(), key=lambda kv: (kv[0][1],
+                                                                     methods.index(kv[0][0]))):
+        to_br = np.array([r[2] for r in rows])
+        print(f"| {method} | {rho:g} | {len(rows)} | {to_br.mean():+.4f} | "
+              f"{np.mean([r[3] for r in rows]):+.4f} | {(to_br >= 0).sum()} | "
+              f"{(to_br < 0).sum()} |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -236,6 +286,8 @@ def main(argv=None):
     p.add_argument("csv", nargs="+")
     p.add_argument("--pair", nargs="+", choices=list(METHODS),
                    help="also print these methods against BR on the splits both ran")
+    p.add_argument("--extensions", action="store_true",
+                   help="also print each of EXTENSIONS minus BR and minus the base")
     args = parser.parse_args(argv)
     run(args) if args.command == "run" else report(args)
 

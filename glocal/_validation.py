@@ -15,6 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
+from .labels import SparseSignedLabels
+
 
 class LabelWarning(UserWarning):
     """Warned when a label cannot be learned: no observed entry, or one class only.
@@ -115,15 +117,19 @@ def check_features(X, n_features=None, estimator="the model"):
     return X
 
 
-def check_labels(Y, n_samples, warn=True):
+def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     """Validate a {0, 1, NaN} label matrix and return the paper's (Y, J).
 
     ``warn=False`` leaves the warnings about labels without observed entries or positives
-    to the caller.
+    to the caller. ``keep_sparse=True`` returns a scipy-sparse Y without explicit NaN
+    entries (every entry observed: stored ones positive, the rest negative) as a
+    `glocal.labels.SparseSignedLabels`, never as dense l x n floats (for a solver that
+    supports it: the paper's squared loss without class weights); a sparse Y that stores
+    NaN (missing entries) is densified as without it.
 
     Returns
     -------
-    Y_signed : ndarray of shape (n_labels, n_samples)
+    Y_signed : ndarray of shape (n_labels, n_samples) or SparseSignedLabels
         +1 / -1 on observed entries, 0 on missing ones.
     J : ndarray of shape (n_labels, n_samples) or None
         1.0 on observed entries; None when all entries are observed.
@@ -131,6 +137,8 @@ def check_labels(Y, n_samples, warn=True):
     if Y is None:
         raise ValueError("the estimator requires y to be passed, but the target y is None")
     if sp.issparse(Y):
+        if keep_sparse and not _stores_nan(Y):
+            return _sparse_signed_labels(Y, n_samples, warn), None
         Y = Y.toarray()  # an n x l label matrix is small next to V (k x n) and U V
     Y = np.asarray(Y)
     if Y.dtype == object:  # e.g. 0 / 1 with None, or a pandas nullable frame with pd.NA
@@ -158,6 +166,38 @@ def check_labels(Y, n_samples, warn=True):
     Y_signed = signed_labels(Y, observed).copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J
+
+
+def _stores_nan(Y):
+    """Whether a scipy-sparse matrix stores a NaN entry."""
+    values = Y.tocoo().data  # every format's stored values (lil and dok have no flat .data)
+    return values.dtype.kind in "fc" and bool(np.isnan(values).any())
+
+
+def _sparse_signed_labels(Y, n_samples, warn):
+    """`check_labels` of a scipy-sparse Y without NaN, kept sparse (see there)."""
+    if Y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: Y must be real ({{0, 1}} with NaN for "
+                         f"missing), got dtype {Y.dtype}")
+    if not np.issubdtype(Y.dtype, np.number) and Y.dtype != bool:
+        raise ValueError(f"Y must be numeric ({{0, 1}} with NaN for missing), got dtype {Y.dtype}")
+    if Y.ndim != 2:
+        raise ValueError(f"Y must be a 2-D (n_samples, n_labels) indicator matrix, got "
+                         f"{Y.ndim}-D input of shape {Y.shape}")
+    if Y.shape[0] != n_samples:
+        raise ValueError(f"X and Y have different numbers of rows: {n_samples} and {Y.shape[0]}")
+    if Y.shape[1] == 0:
+        raise ValueError("Y has no label column")
+    # Labels x samples, duplicates of COO input summed (as toarray would), zeros dropped.
+    positives = sp.csr_matrix(Y.T, dtype=np.float64)
+    positives.sum_duplicates()
+    positives.eliminate_zeros()
+    if not (positives.data == 1.0).all():
+        raise_bad_labels(np.unique(positives.data[positives.data != 1.0])[:5])
+    labels = SparseSignedLabels(positives)
+    if warn:
+        warn_about_labels(np.full(Y.shape[1], n_samples), labels.label_counts())
+    return labels
 
 
 def signed_labels(Y, observed):

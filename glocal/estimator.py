@@ -213,7 +213,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             scipy.sparse chunks) is fitted chunk by chunk, see Notes.
         Y : {array-like, sparse matrix, dask array} of shape (n_samples, n_labels)
             Label indicator: 1 positive, 0 negative, NaN missing. For the paper's
-            {-1, 0, +1} encoding use `glocal.from_signed_labels`.
+            {-1, 0, +1} encoding use `glocal.from_signed_labels`. A scipy-sparse Y
+            (implicit zeros negative, stored ones positive) is never copied into dense
+            n_samples x n_labels floats when ``loss="squared"``, ``class_weight=None`` and
+            ``v_closed_form=True`` (the defaults): the solver uses its products only. With
+            stored NaN entries (missing labels), or other settings, it is densified.
         groups : array-like or dask array of shape (n_samples,), optional
             Group of every sample (e.g. from domain knowledge); k-means on X with
             ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).
@@ -299,7 +303,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         groups only: the k-means groups and the feature second moments.
         """
         cache = {} if cache is None else cache
-        X, Y_signed, J = self._check_training_data(X, Y)
+        # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
+        keep_sparse = (self.loss == "squared" and self.class_weight is None
+                       and self.v_closed_form)
+        X, Y_signed, J = self._check_training_data(X, Y, keep_sparse=keep_sparse)
         X = self._normalized(X)
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
         n_samples = X.shape[0]

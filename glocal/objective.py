@@ -25,6 +25,12 @@ Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the labe
 Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
 blocks (and the objective's value), and `label_curvature` gives their Hessians' weights.
 
+Y is a dense array or, for a sparse fully observed label matrix, a
+`glocal.labels.SparseSignedLabels`: the paper's loss then reaches it only through products
+(Y V^T, U^T Y, X^T Y^T) and ||Y - U V||^2 from k x k statistics, never as dense l x n floats.
+That covers the U block, the closed form of V and the objective; the V problem
+(`v_cost_grad`) and the other losses need dense labels.
+
 Every quantity that involves the n samples is a sum over samples of small statistics
 (`sample_sum`) or a map of the columns of V and the rows of P (`sample_map`). In memory each
 runs once on the whole data; a backend (``GlocalData.samples``, e.g.
@@ -37,6 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import losses
+from .labels import SparseSignedLabels
 
 
 @dataclass(frozen=True)
@@ -46,8 +53,10 @@ class GlocalData:
     Attributes
     ----------
     X : ndarray or sparse matrix of shape (n, d)
-    Y : ndarray of shape (l, n)
-        The paper's observed label matrix: +1 / -1 on observed entries, 0 on missing ones.
+    Y : ndarray of shape (l, n) or SparseSignedLabels
+        The paper's observed label matrix: +1 / -1 on observed entries, 0 on missing ones;
+        a `glocal.labels.SparseSignedLabels` (every entry observed, J None) for the paper's
+        loss with the closed form of V.
     J : ndarray of shape (l, n) or None
         Indicator (float 0/1) of the observed entries; None when every entry is observed.
     group_index : list of g integer arrays
@@ -85,6 +94,11 @@ class GlocalData:
     weights: object = None
     lam_v: object = None
     samples: object = None
+
+    def __post_init__(self):
+        if isinstance(self.Y, SparseSignedLabels) and not self.is_paper_loss:
+            raise ValueError("sparse labels (SparseSignedLabels) support the paper's loss "
+                             "only: loss='squared' without weights; pass dense labels")
 
     @property
     def n_samples(self):
@@ -164,15 +178,32 @@ def feature_product(W, data):
 
 def feature_label_product(data):
     """X^T Y^T, shape (d, l)."""
-    return sample_sum(lambda part: np.asarray(part.X.T @ part.Y.T), data)
+    def product(part):
+        if isinstance(part.Y, SparseSignedLabels):
+            return part.Y.feature_product(part.X)
+        return np.asarray(part.X.T @ part.Y.T)
+    return sample_sum(product, data)
 
 
-def score_gram(W, data):
-    """F F^T with F = (X W)^T, shape (m, m) for W of m columns: the Gram matrix of X W."""
+def score_gram(W, data, max_entries=2**24):
+    """F F^T with F = (X W)^T, shape (m, m) for W of m columns: the Gram matrix of X W.
+
+    F is formed for at most ``max_entries`` / m rows of X at a time (m x n floats would be
+    the largest array of a fit with many labels and samples).
+    """
     def gram(part):
-        F = np.asarray(part.X @ W).T
-        return F @ F.T
+        rows = max(1, max_entries // W.shape[1])
+        total = 0.0
+        for start in range(0, part.X.shape[0], rows):
+            F = np.asarray(part.X[start:start + rows] @ W).T
+            total = total + F @ F.T
+        return total
     return sample_sum(gram, data, reads="X")
+
+
+def score_gram_product(W, A, data):
+    """(F F^T) A with F = (X W)^T, from products with W and X^T X (no m x m or m x n array)."""
+    return W.T @ moment_product(W @ A, None, data) / data.lam
 
 
 def with_feature_grams(data, memory_limit=2**28):
@@ -235,6 +266,8 @@ def _squared_norm(A):
 
 def label_loss(U, V, data):
     """The label-fit term: ||J o (Y - U V)||^2, or Eq. L of `glocal.losses` for another loss."""
+    if isinstance(data.Y, SparseSignedLabels):
+        return data.Y.residual_norm(U, V)
     if data.is_paper_loss:
         return _squared_norm(label_residual(U, V, data))
     return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)[0]
@@ -383,6 +416,8 @@ def u_statistics(V, data, chunk=4096):
                 cols = slice(start, start + chunk)
                 outer = np.einsum("ai,bi->iab", V[:, cols], V[:, cols]).reshape(-1, k * k)
                 gram += part.J[:, cols] @ outer
+        if isinstance(part.Y, SparseSignedLabels):
+            return gram, part.Y @ V.T, part.Y.squared_norm()
         return gram, part.Y @ V.T, float(np.sum(part.Y ** 2))
     gram, target, constant = sample_sum(sums, data, V, reads="Y")
     return UStatistics(gram if data.J is None else gram.reshape(-1, k, k), target, constant)

@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse.linalg
+
 
 from . import objective as obj
 from . import problems
+from .labels import SparseSignedLabels
 from .manifolds import normalize_rows
 
 
@@ -141,18 +144,39 @@ def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
         return U, V, np.zeros((d, n_latent)), Z
     # The preconditioner approximates the inverse of 2 (lam X^T X + lam2 I).
     W_ridge = 2.0 * data.lam * w_preconditioner(None, obj.feature_label_product(data))
-    # F F^T of the l x n ridge scores F = (X W_ridge)^T
-    eigenvalues, vectors = np.linalg.eigh(obj.score_gram(W_ridge, data))
-    top = np.argsort(eigenvalues)[::-1][:n_latent]
-    scale = np.maximum(eigenvalues[top], np.finfo(float).eps) ** 0.25  # sqrt of singular values
+    eigenvalues, vectors = _top_score_directions(W_ridge, data, n_latent)
+    top = eigenvalues.size
+    scale = np.maximum(eigenvalues, np.finfo(float).eps) ** 0.25  # sqrt of singular values
     U = np.zeros((l, n_latent))
-    U[:, :top.size] = vectors[:, top] * scale
+    U[:, :top] = vectors * scale
     W = np.zeros((d, n_latent))
-    W[:, :top.size] = W_ridge @ vectors[:, top] / scale
-    if top.size < n_latent:  # k > l: spare latent dimensions start small, not at a saddle
-        U[:, top.size:] = 1e-3 * rng.standard_normal((l, n_latent - top.size))
+    W[:, :top] = W_ridge @ vectors / scale
+    if top < n_latent:  # k > l: spare latent dimensions start small, not at a saddle
+        U[:, top:] = 1e-3 * rng.standard_normal((l, n_latent - top))
     V = obj.feature_product(W, data).T
     return U, V, W, Z
+
+
+# Above this many labels the l x l Gram matrix of the ridge scores is not formed (its
+# eigendecomposition costs l^3): its top eigenvectors come from Lanczos iterations instead.
+MAX_DENSE_LABELS = 2000
+
+
+def _top_score_directions(W_ridge, data, n_latent):
+    """The top ``n_latent`` eigenvalues (descending) and eigenvectors of F F^T, with
+    F = (X W_ridge)^T the l x n ridge scores."""
+    l = W_ridge.shape[1]
+    if l <= MAX_DENSE_LABELS:
+        eigenvalues, vectors = np.linalg.eigh(obj.score_gram(W_ridge, data))
+        top = np.argsort(eigenvalues)[::-1][:n_latent]
+        return eigenvalues[top], vectors[:, top]
+    gram = scipy.sparse.linalg.LinearOperator(
+        (l, l), matvec=lambda v: obj.score_gram_product(W_ridge, np.ravel(v), data),
+        dtype=float)
+    eigenvalues, vectors = scipy.sparse.linalg.eigsh(gram, k=min(n_latent, l - 1),
+                                                     v0=np.ones(l))  # deterministic start
+    order = np.argsort(eigenvalues)[::-1]
+    return eigenvalues[order], vectors[:, order]
 
 
 def _check_initial_point(point, data, n_latent):
@@ -338,6 +362,9 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         iteration, from the blocks' own cost decreases.
     """
     options = options or SolverOptions()
+    if isinstance(data.Y, SparseSignedLabels) and not options.v_closed_form:
+        raise ValueError("sparse labels (SparseSignedLabels) need the closed form of V: "
+                         "use v_closed_form=True or pass dense labels")
     rng = np.random.default_rng(random_state)
     times = {}
 

@@ -161,8 +161,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Learned label correlations of each group, in [-1, 1]: 1 on the diagonal and
         ``-<z_i, z_j>`` off it. Z_m Z_m^T plays the role of a normalized Laplacian
         I - S_m, so a positive correlation S_m[i, j] is a negative Laplacian entry.
+        Computed from ``Z_`` when read (n_groups_ x n_labels^2 floats: not kept, nor made
+        by ``fit``, so a fit with many labels stays small).
     global_correlation_ : ndarray of shape (n_labels, n_labels)
-        ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1.
+        ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1; computed when
+        read, as ``local_correlations_``.
     fit_times_ : dict
         Seconds spent in ``"clustering"``, ``"init"`` (warm start) and ``"main"`` (Algorithm 1).
     n_features_in_ : int
@@ -286,11 +289,17 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.n_iter_ = result.n_iter
         self.n_init_iter_ = result.n_init_iter
         self.fit_times_ = {"clustering": clustering_time, **result.times}
-        self.local_correlations_ = _correlations_from_laplacians(self.Z_)
-        self.global_correlation_ = np.tensordot(data.group_fractions,
-                                                self.local_correlations_, axes=1)
+        self._group_fractions = data.group_fractions
         self.n_features_in_ = n_features
         return result
+
+    @property
+    def local_correlations_(self):
+        return _correlations_from_laplacians(self.Z_)
+
+    @property
+    def global_correlation_(self):
+        return np.tensordot(self._group_fractions, self.local_correlations_, axes=1)
 
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""

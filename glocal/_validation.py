@@ -121,24 +121,25 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     """Validate a {0, 1, NaN} label matrix and return the paper's (Y, J).
 
     ``warn=False`` leaves the warnings about labels without observed entries or positives
-    to the caller. ``keep_sparse=True`` returns a scipy-sparse Y without explicit NaN
-    entries (every entry observed: stored ones positive, the rest negative) as a
-    `glocal.labels.SparseSignedLabels`, never as dense l x n floats (for a solver that
-    supports it: the paper's squared loss without class weights); a sparse Y that stores
-    NaN (missing entries) is densified as without it.
+    to the caller. ``keep_sparse=True`` returns a scipy-sparse Y (stored ones positive,
+    stored NaN missing, every other entry an observed negative) as a
+    `glocal.labels.SparseSignedLabels` with its `glocal.labels.SparseMask` (or None),
+    never as dense l x n floats, for a solver that supports them (the paper's squared
+    loss without class weights).
 
     Returns
     -------
     Y_signed : ndarray of shape (n_labels, n_samples) or SparseSignedLabels
         +1 / -1 on observed entries, 0 on missing ones.
-    J : ndarray of shape (n_labels, n_samples) or None
+    J : ndarray of shape (n_labels, n_samples) or SparseMask or None
         1.0 on observed entries; None when all entries are observed.
     """
     if Y is None:
         raise ValueError("the estimator requires y to be passed, but the target y is None")
     if sp.issparse(Y):
-        if keep_sparse and not _stores_nan(Y):
-            return _sparse_signed_labels(Y, n_samples, warn), None
+        if keep_sparse:
+            labels = _sparse_signed_labels(Y, n_samples, warn)
+            return labels, labels.mask
         Y = Y.toarray()  # an n x l label matrix is small next to V (k x n) and U V
     Y = np.asarray(Y)
     if Y.dtype == object:  # e.g. 0 / 1 with None, or a pandas nullable frame with pd.NA
@@ -168,14 +169,8 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     return Y_signed, J
 
 
-def _stores_nan(Y):
-    """Whether a scipy-sparse matrix stores a NaN entry."""
-    values = Y.tocoo().data  # every format's stored values (lil and dok have no flat .data)
-    return values.dtype.kind in "fc" and bool(np.isnan(values).any())
-
-
 def _sparse_signed_labels(Y, n_samples, warn):
-    """`check_labels` of a scipy-sparse Y without NaN, kept sparse (see there)."""
+    """`check_labels` of a scipy-sparse Y, kept sparse (see there)."""
     if Y.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: Y must be real ({{0, 1}} with NaN for "
                          f"missing), got dtype {Y.dtype}")
@@ -189,14 +184,25 @@ def _sparse_signed_labels(Y, n_samples, warn):
     if Y.shape[1] == 0:
         raise ValueError("Y has no label column")
     # Labels x samples, duplicates of COO input summed (as toarray would), zeros dropped.
-    positives = sp.csr_matrix(Y.T, dtype=np.float64)
-    positives.sum_duplicates()
+    stored = sp.csr_matrix(Y.T, dtype=np.float64)
+    stored.sum_duplicates()
+    stored.eliminate_zeros()
+    missing = np.isnan(stored.data)
+    bad = ~missing & (stored.data != 1.0)
+    if bad.any():
+        raise_bad_labels(np.unique(stored.data[bad])[:5])
+    if missing.sum() == np.prod(stored.shape):
+        raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
+    positives, missing_entries = stored.copy(), None
+    if missing.any():
+        positives.data = (~missing).astype(float)  # NaN -> 0, dropped below
+        missing_entries = stored.copy()
+        missing_entries.data = missing.astype(float)
+        missing_entries.eliminate_zeros()
     positives.eliminate_zeros()
-    if not (positives.data == 1.0).all():
-        raise_bad_labels(np.unique(positives.data[positives.data != 1.0])[:5])
-    labels = SparseSignedLabels(positives)
+    labels = SparseSignedLabels(positives, missing_entries)
     if warn:
-        warn_about_labels(np.full(Y.shape[1], n_samples), labels.label_counts())
+        warn_about_labels(*labels.label_counts())
     return labels
 
 

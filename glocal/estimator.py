@@ -217,10 +217,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Y : {array-like, sparse matrix, dask array} of shape (n_samples, n_labels)
             Label indicator: 1 positive, 0 negative, NaN missing. For the paper's
             {-1, 0, +1} encoding use `glocal.from_signed_labels`. A scipy-sparse Y
-            (implicit zeros negative, stored ones positive) is never copied into dense
-            n_samples x n_labels floats when ``loss="squared"``, ``class_weight=None`` and
-            ``v_closed_form=True`` (the defaults): the solver uses its products only. With
-            stored NaN entries (missing labels), or other settings, it is densified.
+            (implicit zeros negative, stored ones positive, stored NaN missing) is never
+            copied into dense n_samples x n_labels floats, nor is its mask, when
+            ``loss="squared"``, ``class_weight=None`` and ``v_closed_form=True`` (the
+            defaults): the solver uses their products only (`glocal.labels`); with other
+            settings it is densified.
         groups : array-like or dask array of shape (n_samples,), optional
             Group of every sample (e.g. from domain knowledge); k-means on X with
             ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).

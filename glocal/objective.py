@@ -25,9 +25,10 @@ Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the labe
 Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
 blocks (and the objective's value), and `label_curvature` gives their Hessians' weights.
 
-Y is a dense array or, for a sparse fully observed label matrix, a
-`glocal.labels.SparseSignedLabels`: the paper's loss then reaches it only through products
-(Y V^T, U^T Y, X^T Y^T) and ||Y - U V||^2 from k x k statistics, never as dense l x n floats.
+Y is a dense array or, for a sparse label matrix, a `glocal.labels.SparseSignedLabels`
+(with J a `glocal.labels.SparseMask` when a few entries are missing): the paper's loss then
+reaches them only through products (Y V^T, U^T Y, X^T Y^T, the k x k sums of J) and
+||J o (Y - U V)||^2 from k x k statistics, never as dense l x n floats.
 That covers the U block, the closed form of V and the objective; the V problem
 (`v_cost_grad`) and the other losses need dense labels.
 
@@ -43,7 +44,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import losses
-from .labels import SparseSignedLabels
+from .labels import SparseMask, SparseSignedLabels
+from .labels import column_outer as _column_outer
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,10 @@ class GlocalData:
     X : ndarray or sparse matrix of shape (n, d)
     Y : ndarray of shape (l, n) or SparseSignedLabels
         The paper's observed label matrix: +1 / -1 on observed entries, 0 on missing ones;
-        a `glocal.labels.SparseSignedLabels` (every entry observed, J None) for the paper's
-        loss with the closed form of V.
-    J : ndarray of shape (l, n) or None
-        Indicator (float 0/1) of the observed entries; None when every entry is observed.
+        a `glocal.labels.SparseSignedLabels` for the paper's loss with the closed form of V.
+    J : ndarray of shape (l, n) or SparseMask or None
+        Indicator (float 0/1) of the observed entries; None when every entry is observed;
+        the labels' ``mask`` for `glocal.labels.SparseSignedLabels`.
     group_index : list of g integer arrays
         Sample indices of each group (a partition of ``range(n)``).
     lam, lam2, lam3, lam4 : float
@@ -289,11 +291,6 @@ def label_curvature(U, V, data):
     return 0.5 * losses.loss_curvature(U @ V, data.Y, data.entry_weights, data.loss)
 
 
-def _column_outer(A):
-    """Row-wise outer products of A (m x k) as an m x k^2 matrix."""
-    return np.einsum("ma,mb->mab", A, A).reshape(A.shape[0], -1)
-
-
 def group_grams(P, data):
     """P_m^T P_m for every group, shape (g, k, k)."""
     return sample_sum(lambda part, P: np.stack([P[idx].T @ P[idx] for idx in part.group_index]),
@@ -410,6 +407,8 @@ def u_statistics(V, data, chunk=4096):
     def sums(part, V):
         if part.J is None:
             gram = V @ V.T
+        elif isinstance(part.J, SparseMask):
+            gram = part.J.label_grams(V)
         else:
             gram = np.zeros((part.Y.shape[0], k * k))
             for start in range(0, V.shape[1], chunk):  # bounds the chunk x k x k products
@@ -546,6 +545,8 @@ def v_decrease(V, V_new, U, data):
         D = V - V_new
         if part.J is None:
             label_part = np.sum((U.T @ U @ D) * D)
+        elif isinstance(part.J, SparseMask):
+            label_part = part.J.masked_squared_norm(U, D)
         else:
             label_part = np.sum(masked(part, U @ D) ** 2)
         return float(label_part + (part.lam + part.v_weight) * np.sum(D ** 2))
@@ -578,7 +579,10 @@ def v_closed_form(U, P, data, chunk=4096):
         V = np.empty_like(rhs)
         for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
             cols = slice(start, start + chunk)
-            systems = (part.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
+            if isinstance(part.J, SparseMask):
+                systems = part.J.sample_grams(U, outer, cols) + ridge
+            else:
+                systems = (part.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
             V[:, cols] = np.linalg.solve(systems, rhs[:, cols].T[..., None])[..., 0].T
         return V
     return sample_map(columns, data, P, sample_axis=1, width=k, reads="Y")

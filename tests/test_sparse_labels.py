@@ -1,10 +1,10 @@
-"""A scipy-sparse Y kept sparse (`glocal.labels.SparseSignedLabels`): the same fit as the
-dense Y, without dense l x n arrays.
+"""A scipy-sparse Y kept sparse (`glocal.labels.SparseSignedLabels`, stored NaN missing
+through `glocal.labels.SparseMask`): the same fit as the dense Y, without dense l x n arrays.
 
-The products of `SparseSignedLabels` and every objective piece that reads them are checked
-against the dense formula (and the U block's gradient against autograd of the paper's
-objective); whole fits against the fit on ``Y.toarray()``; the fallbacks (other losses,
-class weights, stored NaN) against the dense fit exactly.
+The products of both classes and every objective piece that reads them are checked against
+the dense formula (and the U block's gradient against autograd of the paper's objective);
+whole fits against the fit on ``Y.toarray()``; the fallbacks (other losses, class weights,
+the V problem) against the dense fit exactly.
 """
 
 import tracemalloc
@@ -20,7 +20,7 @@ from glocal import GLOCAL, LabelWarning
 from glocal import objective as obj
 from glocal import solver
 from glocal._validation import check_labels
-from glocal.labels import SparseSignedLabels
+from glocal.labels import SparseMask, SparseSignedLabels
 
 
 def _close(actual, expected, rtol=1e-10):
@@ -29,26 +29,39 @@ def _close(actual, expected, rtol=1e-10):
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale)
 
 
-def _indicator(seed=0, n=70, l=9, density=0.2):
-    """A complete sparse {0, 1} label matrix (n x l) and its dense signed labels (l x n)."""
+def _indicator(seed=0, n=70, l=9, density=0.2, missing=0.0):
+    """A sparse {0, 1, NaN} label matrix (n x l), its dense signed labels (l x n, 0 where
+    missing) and their mask (None without missing entries)."""
     Y = sp.random(n, l, density=density, random_state=seed, format="csr")
     Y.data[:] = 1.0
-    return Y, 2.0 * Y.toarray().T - 1.0
+    J = None
+    if missing:
+        nan = sp.random(n, l, density=missing, random_state=seed + 1, format="csr")
+        nan.data[:] = np.nan
+        Y = (Y - Y.multiply(nan != 0)) + nan  # NaN entries replace ones
+        J = 1.0 - (Y.toarray().T != Y.toarray().T)  # NaN != NaN
+    Y_signed = np.nan_to_num(2.0 * Y.toarray().T - 1.0)
+    return Y, Y_signed if J is None else Y_signed * J, J
 
 
-def _problem_pair(make_problem, **params):
+def _problem_pair(make_problem, missing=False, **params):
     """The same random problem with dense signed labels and with SparseSignedLabels."""
-    dense, point, X = make_problem(missing=False, **params)
+    dense, point, X = make_problem(missing=missing, **params)
     B = sp.csr_matrix(dense.Y > 0, dtype=float)
-    return dense, replace(dense, Y=SparseSignedLabels(B)), point, X
+    M = None if dense.J is None else sp.csr_matrix(1.0 - dense.J)
+    labels = SparseSignedLabels(B, M)
+    return dense, replace(dense, Y=labels, J=labels.mask), point, X
 
 
 # --- SparseSignedLabels against the dense formula ----------------------------------------
 
+@pytest.mark.parametrize("missing", [0.0, 0.2], ids=["full", "missing"])
 @pytest.mark.parametrize("sparse_x", [False, True], ids=["dense-X", "csr-X"])
-def test_products_match_dense_labels(sparse_x):
-    Y, Y_dense = _indicator()
-    labels = SparseSignedLabels(Y.T)
+def test_products_match_dense_labels(sparse_x, missing):
+    Y, Y_dense, J = _indicator(missing=missing)
+    labels, mask = check_labels(Y, Y.shape[0], keep_sparse=True)
+    assert isinstance(labels, SparseSignedLabels)
+    assert (mask is None) == (J is None) and mask is labels.mask
     rng = np.random.default_rng(1)
     l, n = Y_dense.shape
     A, B = rng.standard_normal((n, 4)), rng.standard_normal((3, l))
@@ -60,15 +73,28 @@ def test_products_match_dense_labels(sparse_x):
     _close(labels.feature_product(X_in), X.T @ Y_dense.T)
     assert labels.squared_norm() == np.sum(Y_dense ** 2)
     U, V = rng.standard_normal((l, 3)), rng.standard_normal((3, n))
-    _close(labels.residual_norm(U, V), np.sum((Y_dense - U @ V) ** 2))
-    np.testing.assert_array_equal(labels.label_counts(), (Y_dense > 0).sum(axis=1))
+    J_dense = np.ones_like(Y_dense) if J is None else J
+    _close(labels.residual_norm(U, V), np.sum((J_dense * (Y_dense - U @ V)) ** 2))
+    n_observed, n_positive = labels.label_counts()
+    np.testing.assert_array_equal(n_observed, J_dense.sum(axis=1))
+    np.testing.assert_array_equal(n_positive, (Y_dense > 0).sum(axis=1))
     np.testing.assert_array_equal(labels.toarray(), Y_dense)
+    if mask is not None:
+        D = rng.standard_normal((3, n))
+        _close(mask.masked_squared_norm(U, D), np.sum((J * (U @ D)) ** 2))
+        _close(mask.label_grams(V, chunk=17).reshape(l, 3, 3),
+               np.einsum("ji,ai,bi->jab", J, V, V))
+        _close(mask.sample_grams(U, obj._column_outer(U), slice(5, 30)),
+               np.einsum("ji,ja,jb->iab", J[:, 5:30], U, U))
+        _close(mask.entries(U, V, chunk=7), (U @ V)[J == 0])
 
 
+@pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
 @pytest.mark.parametrize("grams", ["none", "gram", "all"])
 @pytest.mark.parametrize("sparse_x", [False, True], ids=["dense-X", "csr-X"])
-def test_objective_pieces_match_dense_labels(make_problem, grams, sparse_x):
-    dense, sparse, (U, V, W, Z), _ = _problem_pair(make_problem, sparse=sparse_x, grams=grams)
+def test_objective_pieces_match_dense_labels(make_problem, grams, sparse_x, missing):
+    dense, sparse, (U, V, W, Z), _ = _problem_pair(make_problem, missing=missing,
+                                                   sparse=sparse_x, grams=grams)
     P = obj.feature_product(W, dense)
     _close(obj.label_loss(U, V, sparse), obj.label_loss(U, V, dense))
     _close(obj.basic_objective(U, V, W, sparse), obj.basic_objective(U, V, W, dense))
@@ -87,14 +113,16 @@ def test_objective_pieces_match_dense_labels(make_problem, grams, sparse_x):
         _close(a, b)
 
 
-def test_u_gradient_from_sparse_labels_matches_autograd(make_problem, paper_objective):
-    _, data, (U, V, W, Z), X = _problem_pair(make_problem)
+@pytest.mark.parametrize("missing", [False, True], ids=["full", "missing"])
+def test_u_gradient_from_sparse_labels_matches_autograd(make_problem, paper_objective,
+                                                        missing):
+    dense, data, (U, V, W, Z), X = _problem_pair(make_problem, missing=missing)
     Y = data.Y.toarray()
     B = obj.label_side_weights(obj.feature_product(W, data), data)
     cost, gradient = obj.u_cost_grad(U, obj.u_statistics(V, data), Z, B, data)
 
     def f(U_):
-        return paper_objective(U_, V, W, Z, X, Y, None, data.group_index, data.lam,
+        return paper_objective(U_, V, W, Z, X, Y, dense.J, data.group_index, data.lam,
                                data.lam2, data.lam3, data.lam4)
     fixed = f(U) - cost  # the block's cost leaves out the terms without U
     _close(cost + fixed, f(U))
@@ -140,12 +168,14 @@ def _same_fit(a, b, X, rtol=1e-8):
     _close(b.decision_function(X), a.decision_function(X), rtol)
 
 
+@pytest.mark.parametrize("missing", [0.0, 0.3], ids=["full", "missing"])
 @pytest.mark.parametrize("params", [{}, {"fit_intercept": True},
                                     {"lam_v": 0.5, "normalize_rows": True}],
                          ids=["defaults", "fit_intercept", "lam_v-normalize_rows"])
 @pytest.mark.parametrize("kind", ["csr_matrix", "csc_matrix", "coo_matrix", "csr_array"])
-def test_sparse_fit_matches_dense_fit(params, kind):
+def test_sparse_fit_matches_dense_fit(params, kind, missing):
     X, Y = _fit_data()
+    Y[np.random.default_rng(6).random(Y.shape) < missing] = np.nan  # stored NaN: missing
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dense = _model(**params).fit(X, Y)
@@ -193,19 +223,6 @@ def test_unsupported_settings_densify_as_before(params):
     assert sparse.objective_history_ == dense.objective_history_
 
 
-def test_stored_nan_means_missing_and_densifies():
-    X, Y = _fit_data()
-    Y_missing = Y.copy()
-    Y_missing[np.random.default_rng(6).random(Y.shape) < 0.3] = np.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        dense = _model(max_iter=2, init_max_iter=2).fit(X, Y_missing)
-        sparse = _model(max_iter=2, init_max_iter=2).fit(X, sp.csr_matrix(Y_missing))
-    np.testing.assert_array_equal(sparse.U_, dense.U_)
-    Y_signed, J = check_labels(sp.csr_matrix(Y_missing), X.shape[0], keep_sparse=True)
-    assert isinstance(Y_signed, np.ndarray) and J is not None
-
-
 def test_solver_and_data_refuse_what_sparse_labels_do_not_support(make_problem):
     _, data, _, _ = _problem_pair(make_problem)
     with pytest.raises(ValueError, match="closed form of V"):
@@ -216,14 +233,18 @@ def test_solver_and_data_refuse_what_sparse_labels_do_not_support(make_problem):
 
 # --- validation of sparse labels ----------------------------------------------------------
 
-def test_check_labels_keeps_sparse_labels_sparse():
-    Y, Y_dense = _indicator(n=30, l=4)
-    Y = Y.tocoo()
-    Y.data[0] = 0.0  # an explicitly stored zero is an observed negative
+@pytest.mark.parametrize("missing", [0.0, 0.2], ids=["full", "missing"])
+def test_check_labels_keeps_sparse_labels_sparse(missing):
+    Y = _indicator(n=30, l=4, missing=missing)[0].tocoo()
+    Y.data[np.flatnonzero(Y.data == 1.0)[0]] = 0.0  # a stored zero is an observed negative
     labels, J = check_labels(Y, 30, keep_sparse=True)
-    assert isinstance(labels, SparseSignedLabels) and J is None
-    dense_labels, _ = check_labels(Y, 30)
+    assert isinstance(labels, SparseSignedLabels)
+    assert J is labels.mask and (J is None) == (missing == 0.0)
+    dense_labels, dense_J = check_labels(Y, 30)
     np.testing.assert_array_equal(labels.toarray(), dense_labels)
+    if J is not None:
+        assert isinstance(J, SparseMask)
+        np.testing.assert_array_equal(1.0 - J.missing.toarray(), dense_J)
 
 
 @pytest.mark.parametrize("value, message", [(2.0, r"found \[2.0\]"),
@@ -274,8 +295,18 @@ def test_one_dimensional_sparse_labels():
 def test_label_warnings_from_sparse_counts():
     X, Y = _fit_data()
     Y[:, 2] = 0.0
-    with pytest.warns(LabelWarning, match=r"labels \[2\] are never positive"):
+    Y[:, 5] = np.nan
+    with pytest.warns(LabelWarning) as caught:
         _model(max_iter=1, init_max_iter=1).fit(X, sp.csr_matrix(Y))
+    messages = [str(w.message) for w in caught]
+    assert any("labels [5] have no observed entry" in m for m in messages)
+    assert any("labels [2] are never positive" in m for m in messages)
+
+
+def test_all_missing_sparse_labels():
+    X, Y = _fit_data()
+    with pytest.raises(ValueError, match="every entry of Y is missing"):
+        _model().fit(X, sp.csr_matrix(np.full(Y.shape, np.nan)))
 
 
 # --- memory -------------------------------------------------------------------------------

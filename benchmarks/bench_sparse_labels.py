@@ -3,7 +3,8 @@
 A planted model: X (n x d) standard normal; every label j has a direction a_j in an
 r-dimensional latent space z = X M (M: d x r), and row i is positive for its m_i labels of
 highest score z_i^T a_j + noise, m_i uniform in 5..20. Y is built in chunks of rows as a
-CSR matrix (never n x l dense).
+CSR matrix (never n x l dense). With ``--missing q``, q entries of every row (labels drawn at
+random among the others) are stored as NaN: missing, kept sparse too (`glocal.labels.SparseMask`).
 
 One GLOCAL fit (the paper's model, default weights) with one BLAS thread reports the peak
 memory traced by tracemalloc during the fit (numpy and scipy arrays, not the data made
@@ -30,8 +31,8 @@ from glocal import GLOCAL
 MiB = 2**20
 
 
-def planted_sparse_labels(n, d, l, rank=20, seed=0, chunk=2000):
-    """X (n x d, dense) and Y (n x l CSR, 5 to 20 positives per row)."""
+def planted_sparse_labels(n, d, l, rank=20, seed=0, chunk=2000, missing=0):
+    """X (n x d, dense) and Y (n x l CSR, 5 to 20 positives and ``missing`` NaN per row)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     M = rng.standard_normal((d, rank)) / np.sqrt(d)
@@ -48,6 +49,14 @@ def planted_sparse_labels(n, d, l, rank=20, seed=0, chunk=2000):
         cols.append(best[keep])
     rows, cols = np.concatenate(rows), np.concatenate(cols)
     Y = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, l))
+    if missing:
+        nan = sp.csr_matrix((np.ones(n * missing), (np.repeat(np.arange(n), missing),
+                                                    rng.integers(0, l, n * missing))),
+                            shape=(n, l))
+        nan = nan - nan.multiply(Y)  # not on positives (duplicates summed, then set to NaN)
+        nan.eliminate_zeros()
+        nan.data[:] = np.nan
+        Y = Y + nan
     return X, Y
 
 
@@ -71,16 +80,20 @@ def main():
     parser.add_argument("--features", type=int, default=200)
     parser.add_argument("--max-iter", type=int, default=10)
     parser.add_argument("--init-max-iter", type=int, default=10)
+    parser.add_argument("--missing", type=int, default=0,
+                        help="missing (NaN) entries per row, kept sparse")
     parser.add_argument("--compare-dense", action="store_true",
                         help="also fit on the dense Y (needs several l x n arrays)")
     args = parser.parse_args()
 
-    X, Y = planted_sparse_labels(args.n, args.features, args.labels)
+    X, Y = planted_sparse_labels(args.n, args.features, args.labels, missing=args.missing)
     n, l = Y.shape
     y_bytes = Y.data.nbytes + Y.indices.nbytes + Y.indptr.nbytes
     dense_bytes = 8 * n * l
+    n_missing = int(np.isnan(Y.data).sum())
     print(f"# n = {n}, d = {X.shape[1]}, l = {l}, nnz(Y) = {Y.nnz} "
-          f"({Y.nnz / n:.1f} positives per row), max_iter = {args.max_iter}, "
+          f"({(Y.nnz - n_missing) / n:.1f} positives and {n_missing / n:.1f} missing per row), "
+          f"max_iter = {args.max_iter}, "
           f"init_max_iter = {args.init_max_iter}")
     print(f"X: {X.nbytes / MiB:.1f} MiB, Y (CSR): {y_bytes / MiB:.1f} MiB, "
           f"one dense l x n float array: {dense_bytes / MiB:.1f} MiB")

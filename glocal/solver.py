@@ -13,7 +13,6 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
-
 from . import objective as obj
 from . import problems
 from .labels import SparseSignedLabels

@@ -125,7 +125,7 @@ class SparseMask:
     def shape(self):
         return self.missing.shape
 
-    def entries(self, A, B, chunk=2**20):
+    def entries(self, A, B, chunk=2**16):
         """(A B)_ji on the missing entries (j, i), in CSR order, for A (l x k), B (k x n)."""
         out = np.empty(self.missing.nnz)
         for start in range(0, out.size, chunk):  # bounds the chunk x k gathers

@@ -9,16 +9,19 @@ from . import _validation
 class MultiLabelMixin(MultiOutputMixin):
     """For estimators with ``decision_function(X)`` returning (n_samples, n_labels) scores."""
 
-    def _check_training_data(self, X, Y, warn=True):
+    def _check_training_data(self, X, Y, warn=True, keep_sparse=False):
         """Validate the parameters and the data given to ``fit``.
 
         Returns X (sparse stays sparse), the signed labels (n_labels, n_samples) and the
         observation mask (None when every entry is observed). An estimator that warns about
-        degenerate labels itself passes ``warn=False``.
+        degenerate labels itself passes ``warn=False``; one whose solver takes
+        `glocal.labels.SparseSignedLabels` passes ``keep_sparse=True``
+        (see `_validation.check_labels`).
         """
         self._validate_params()
         X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0], warn=warn)
+        Y_signed, J = _validation.check_labels(Y, X.shape[0], warn=warn,
+                                               keep_sparse=keep_sparse)
         return X, Y_signed, J
 
     def _check_fitted_features(self, X):

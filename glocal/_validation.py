@@ -15,6 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
+from .labels import SparseSignedLabels
+
 
 class LabelWarning(UserWarning):
     """Warned when a label cannot be learned: no observed entry, or one class only.
@@ -115,22 +117,29 @@ def check_features(X, n_features=None, estimator="the model"):
     return X
 
 
-def check_labels(Y, n_samples, warn=True):
+def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     """Validate a {0, 1, NaN} label matrix and return the paper's (Y, J).
 
     ``warn=False`` leaves the warnings about labels without observed entries or positives
-    to the caller.
+    to the caller. ``keep_sparse=True`` returns a scipy-sparse Y (stored ones positive,
+    stored NaN missing, every other entry an observed negative) as a
+    `glocal.labels.SparseSignedLabels` with its `glocal.labels.SparseMask` (or None),
+    never as dense l x n floats, for a solver that supports them (the paper's squared
+    loss without class weights).
 
     Returns
     -------
-    Y_signed : ndarray of shape (n_labels, n_samples)
+    Y_signed : ndarray of shape (n_labels, n_samples) or SparseSignedLabels
         +1 / -1 on observed entries, 0 on missing ones.
-    J : ndarray of shape (n_labels, n_samples) or None
+    J : ndarray of shape (n_labels, n_samples) or SparseMask or None
         1.0 on observed entries; None when all entries are observed.
     """
     if Y is None:
         raise ValueError("the estimator requires y to be passed, but the target y is None")
     if sp.issparse(Y):
+        if keep_sparse:
+            labels = _sparse_signed_labels(Y, n_samples, warn)
+            return labels, labels.mask
         Y = Y.toarray()  # an n x l label matrix is small next to V (k x n) and U V
     Y = np.asarray(Y)
     if Y.dtype == object:  # e.g. 0 / 1 with None, or a pandas nullable frame with pd.NA
@@ -158,6 +167,43 @@ def check_labels(Y, n_samples, warn=True):
     Y_signed = signed_labels(Y, observed).copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J
+
+
+def _sparse_signed_labels(Y, n_samples, warn):
+    """`check_labels` of a scipy-sparse Y, kept sparse (see there)."""
+    if Y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: Y must be real ({{0, 1}} with NaN for "
+                         f"missing), got dtype {Y.dtype}")
+    if not np.issubdtype(Y.dtype, np.number) and Y.dtype != bool:
+        raise ValueError(f"Y must be numeric ({{0, 1}} with NaN for missing), got dtype {Y.dtype}")
+    if Y.ndim != 2:
+        raise ValueError(f"Y must be a 2-D (n_samples, n_labels) indicator matrix, got "
+                         f"{Y.ndim}-D input of shape {Y.shape}")
+    if Y.shape[0] != n_samples:
+        raise ValueError(f"X and Y have different numbers of rows: {n_samples} and {Y.shape[0]}")
+    if Y.shape[1] == 0:
+        raise ValueError("Y has no label column")
+    # Labels x samples, duplicates of COO input summed (as toarray would), zeros dropped.
+    stored = sp.csr_matrix(Y.T, dtype=np.float64)
+    stored.sum_duplicates()
+    stored.eliminate_zeros()
+    missing = np.isnan(stored.data)
+    bad = ~missing & (stored.data != 1.0)
+    if bad.any():
+        raise_bad_labels(np.unique(stored.data[bad])[:5])
+    if missing.sum() == np.prod(stored.shape):
+        raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
+    positives, missing_entries = stored.copy(), None
+    if missing.any():
+        positives.data = (~missing).astype(float)  # NaN -> 0, dropped below
+        missing_entries = stored.copy()
+        missing_entries.data = missing.astype(float)
+        missing_entries.eliminate_zeros()
+    positives.eliminate_zeros()
+    labels = SparseSignedLabels(positives, missing_entries)
+    if warn:
+        warn_about_labels(*labels.label_counts())
+    return labels
 
 
 def signed_labels(Y, observed):

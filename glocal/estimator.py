@@ -161,8 +161,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Learned label correlations of each group, in [-1, 1]: 1 on the diagonal and
         ``-<z_i, z_j>`` off it. Z_m Z_m^T plays the role of a normalized Laplacian
         I - S_m, so a positive correlation S_m[i, j] is a negative Laplacian entry.
+        Computed from ``Z_`` when read (n_groups_ x n_labels^2 floats: not kept, nor made
+        by ``fit``, so a fit with many labels stays small).
     global_correlation_ : ndarray of shape (n_labels, n_labels)
-        ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1.
+        ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1; computed when
+        read, as ``local_correlations_``.
     fit_times_ : dict
         Seconds spent in ``"clustering"``, ``"init"`` (warm start) and ``"main"`` (Algorithm 1).
     n_features_in_ : int
@@ -213,7 +216,12 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             scipy.sparse chunks) is fitted chunk by chunk, see Notes.
         Y : {array-like, sparse matrix, dask array} of shape (n_samples, n_labels)
             Label indicator: 1 positive, 0 negative, NaN missing. For the paper's
-            {-1, 0, +1} encoding use `glocal.from_signed_labels`.
+            {-1, 0, +1} encoding use `glocal.from_signed_labels`. A scipy-sparse Y
+            (implicit zeros negative, stored ones positive, stored NaN missing) is never
+            copied into dense n_samples x n_labels floats, nor is its mask, when
+            ``loss="squared"``, ``class_weight=None`` and ``v_closed_form=True`` (the
+            defaults): the solver uses their products only (`glocal.labels`); with other
+            settings it is densified.
         groups : array-like or dask array of shape (n_samples,), optional
             Group of every sample (e.g. from domain knowledge); k-means on X with
             ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).
@@ -282,11 +290,17 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.n_iter_ = result.n_iter
         self.n_init_iter_ = result.n_init_iter
         self.fit_times_ = {"clustering": clustering_time, **result.times}
-        self.local_correlations_ = _correlations_from_laplacians(self.Z_)
-        self.global_correlation_ = np.tensordot(data.group_fractions,
-                                                self.local_correlations_, axes=1)
+        self._group_fractions = data.group_fractions
         self.n_features_in_ = n_features
         return result
+
+    @property
+    def local_correlations_(self):
+        return _correlations_from_laplacians(self.Z_)
+
+    @property
+    def global_correlation_(self):
+        return np.tensordot(self._group_fractions, self.local_correlations_, axes=1)
 
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
@@ -299,7 +313,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         groups only: the k-means groups and the feature second moments.
         """
         cache = {} if cache is None else cache
-        X, Y_signed, J = self._check_training_data(X, Y)
+        # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
+        keep_sparse = (self.loss == "squared" and self.class_weight is None
+                       and self.v_closed_form)
+        X, Y_signed, J = self._check_training_data(X, Y, keep_sparse=keep_sparse)
         X = self._normalized(X)
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
         n_samples = X.shape[0]

@@ -25,6 +25,13 @@ Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the labe
 Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
 blocks (and the objective's value), and `label_curvature` gives their Hessians' weights.
 
+Y is a dense array or, for a sparse label matrix, a `glocal.labels.SparseSignedLabels`
+(with J a `glocal.labels.SparseMask` when a few entries are missing): the paper's loss then
+reaches them only through products (Y V^T, U^T Y, X^T Y^T, the k x k sums of J) and
+||J o (Y - U V)||^2 from k x k statistics, never as dense l x n floats.
+That covers the U block, the closed form of V and the objective; the V problem
+(`v_cost_grad`) and the other losses need dense labels.
+
 Every quantity that involves the n samples is a sum over samples of small statistics
 (`sample_sum`) or a map of the columns of V and the rows of P (`sample_map`). In memory each
 runs once on the whole data; a backend (``GlocalData.samples``, e.g.
@@ -37,6 +44,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import losses
+from .labels import SparseMask, SparseSignedLabels
+from .labels import column_outer as _column_outer
 
 
 @dataclass(frozen=True)
@@ -46,10 +55,12 @@ class GlocalData:
     Attributes
     ----------
     X : ndarray or sparse matrix of shape (n, d)
-    Y : ndarray of shape (l, n)
-        The paper's observed label matrix: +1 / -1 on observed entries, 0 on missing ones.
-    J : ndarray of shape (l, n) or None
-        Indicator (float 0/1) of the observed entries; None when every entry is observed.
+    Y : ndarray of shape (l, n) or SparseSignedLabels
+        The paper's observed label matrix: +1 / -1 on observed entries, 0 on missing ones;
+        a `glocal.labels.SparseSignedLabels` for the paper's loss with the closed form of V.
+    J : ndarray of shape (l, n) or SparseMask or None
+        Indicator (float 0/1) of the observed entries; None when every entry is observed;
+        the labels' ``mask`` for `glocal.labels.SparseSignedLabels`.
     group_index : list of g integer arrays
         Sample indices of each group (a partition of ``range(n)``).
     lam, lam2, lam3, lam4 : float
@@ -85,6 +96,11 @@ class GlocalData:
     weights: object = None
     lam_v: object = None
     samples: object = None
+
+    def __post_init__(self):
+        if isinstance(self.Y, SparseSignedLabels) and not self.is_paper_loss:
+            raise ValueError("sparse labels (SparseSignedLabels) support the paper's loss "
+                             "only: loss='squared' without weights; pass dense labels")
 
     @property
     def n_samples(self):
@@ -164,15 +180,32 @@ def feature_product(W, data):
 
 def feature_label_product(data):
     """X^T Y^T, shape (d, l)."""
-    return sample_sum(lambda part: np.asarray(part.X.T @ part.Y.T), data)
+    def product(part):
+        if isinstance(part.Y, SparseSignedLabels):
+            return part.Y.feature_product(part.X)
+        return np.asarray(part.X.T @ part.Y.T)
+    return sample_sum(product, data)
 
 
-def score_gram(W, data):
-    """F F^T with F = (X W)^T, shape (m, m) for W of m columns: the Gram matrix of X W."""
+def score_gram(W, data, max_entries=2**24):
+    """F F^T with F = (X W)^T, shape (m, m) for W of m columns: the Gram matrix of X W.
+
+    F is formed for at most ``max_entries`` / m rows of X at a time (m x n floats would be
+    the largest array of a fit with many labels and samples).
+    """
     def gram(part):
-        F = np.asarray(part.X @ W).T
-        return F @ F.T
+        rows = max(1, max_entries // W.shape[1])
+        total = 0.0
+        for start in range(0, part.X.shape[0], rows):
+            F = np.asarray(part.X[start:start + rows] @ W).T
+            total = total + F @ F.T
+        return total
     return sample_sum(gram, data, reads="X")
+
+
+def score_gram_product(W, A, data):
+    """(F F^T) A with F = (X W)^T, from products with W and X^T X (no m x m or m x n array)."""
+    return W.T @ moment_product(W @ A, None, data) / data.lam
 
 
 def with_feature_grams(data, memory_limit=2**28):
@@ -235,6 +268,8 @@ def _squared_norm(A):
 
 def label_loss(U, V, data):
     """The label-fit term: ||J o (Y - U V)||^2, or Eq. L of `glocal.losses` for another loss."""
+    if isinstance(data.Y, SparseSignedLabels):
+        return data.Y.residual_norm(U, V)
     if data.is_paper_loss:
         return _squared_norm(label_residual(U, V, data))
     return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)[0]
@@ -254,11 +289,6 @@ def label_curvature(U, V, data):
     if data.is_paper_loss:
         return data.entry_weights
     return 0.5 * losses.loss_curvature(U @ V, data.Y, data.entry_weights, data.loss)
-
-
-def _column_outer(A):
-    """Row-wise outer products of A (m x k) as an m x k^2 matrix."""
-    return np.einsum("ma,mb->mab", A, A).reshape(A.shape[0], -1)
 
 
 def group_grams(P, data):
@@ -377,12 +407,16 @@ def u_statistics(V, data, chunk=4096):
     def sums(part, V):
         if part.J is None:
             gram = V @ V.T
+        elif isinstance(part.J, SparseMask):
+            gram = part.J.label_grams(V)
         else:
             gram = np.zeros((part.Y.shape[0], k * k))
             for start in range(0, V.shape[1], chunk):  # bounds the chunk x k x k products
                 cols = slice(start, start + chunk)
                 outer = np.einsum("ai,bi->iab", V[:, cols], V[:, cols]).reshape(-1, k * k)
                 gram += part.J[:, cols] @ outer
+        if isinstance(part.Y, SparseSignedLabels):
+            return gram, part.Y @ V.T, part.Y.squared_norm()
         return gram, part.Y @ V.T, float(np.sum(part.Y ** 2))
     gram, target, constant = sample_sum(sums, data, V, reads="Y")
     return UStatistics(gram if data.J is None else gram.reshape(-1, k, k), target, constant)
@@ -511,6 +545,8 @@ def v_decrease(V, V_new, U, data):
         D = V - V_new
         if part.J is None:
             label_part = np.sum((U.T @ U @ D) * D)
+        elif isinstance(part.J, SparseMask):
+            label_part = part.J.masked_squared_norm(U, D)
         else:
             label_part = np.sum(masked(part, U @ D) ** 2)
         return float(label_part + (part.lam + part.v_weight) * np.sum(D ** 2))
@@ -543,7 +579,10 @@ def v_closed_form(U, P, data, chunk=4096):
         V = np.empty_like(rhs)
         for start in range(0, rhs.shape[1], chunk):  # bounds the n x k x k batch in memory
             cols = slice(start, start + chunk)
-            systems = (part.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
+            if isinstance(part.J, SparseMask):
+                systems = part.J.sample_grams(U, outer, cols) + ridge
+            else:
+                systems = (part.J[:, cols].T @ outer).reshape(-1, k, k) + ridge
             V[:, cols] = np.linalg.solve(systems, rhs[:, cols].T[..., None])[..., 0].T
         return V
     return sample_map(columns, data, P, sample_axis=1, width=k, reads="Y")

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse.linalg
 
 from . import objective as obj
 from . import problems
+from .labels import SparseSignedLabels
 from .manifolds import normalize_rows
 
 
@@ -113,6 +115,20 @@ def _solve_block(block, problem, start, options):
     return result.point, start_cost - result.cost
 
 
+def _solve_and_free(block, problem, start, options):
+    """`_solve_block` on a problem used only here, freed when it returns.
+
+    A pymanopt Problem refers to itself (its Riemannian gradient is a closure over the
+    problem), so a finished one, with the block statistics its functions hold (l x k x k with
+    missing labels), would wait for the cyclic garbage collector: measured, 190 MiB more peak
+    memory in a fit with 5000 labels.
+    """
+    try:
+        return _solve_block(block, problem, start, options)
+    finally:
+        vars(problem).clear()
+
+
 def _update_v(U, V, P, data, options, track=True):
     """The V block (Eq. ``uv``): the new V and the decrease of the objective.
 
@@ -120,7 +136,7 @@ def _update_v(U, V, P, data, options, track=True):
     ``track=False``, where nobody reads it.
     """
     if not (options.v_closed_form and data.is_paper_loss):  # no closed form for other losses
-        return _solve_block("V", problems.v_problem(U, P, data, V), V, options)
+        return _solve_and_free("V", problems.v_problem(U, P, data, V), V, options)
     new = obj.v_closed_form(U, P, data)
     return new, (obj.v_decrease(V, new, U, data) if track else 0.0)
 
@@ -141,18 +157,39 @@ def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
         return U, V, np.zeros((d, n_latent)), Z
     # The preconditioner approximates the inverse of 2 (lam X^T X + lam2 I).
     W_ridge = 2.0 * data.lam * w_preconditioner(None, obj.feature_label_product(data))
-    # F F^T of the l x n ridge scores F = (X W_ridge)^T
-    eigenvalues, vectors = np.linalg.eigh(obj.score_gram(W_ridge, data))
-    top = np.argsort(eigenvalues)[::-1][:n_latent]
-    scale = np.maximum(eigenvalues[top], np.finfo(float).eps) ** 0.25  # sqrt of singular values
+    eigenvalues, vectors = _top_score_directions(W_ridge, data, n_latent)
+    top = eigenvalues.size
+    scale = np.maximum(eigenvalues, np.finfo(float).eps) ** 0.25  # sqrt of singular values
     U = np.zeros((l, n_latent))
-    U[:, :top.size] = vectors[:, top] * scale
+    U[:, :top] = vectors * scale
     W = np.zeros((d, n_latent))
-    W[:, :top.size] = W_ridge @ vectors[:, top] / scale
-    if top.size < n_latent:  # k > l: spare latent dimensions start small, not at a saddle
-        U[:, top.size:] = 1e-3 * rng.standard_normal((l, n_latent - top.size))
+    W[:, :top] = W_ridge @ vectors / scale
+    if top < n_latent:  # k > l: spare latent dimensions start small, not at a saddle
+        U[:, top:] = 1e-3 * rng.standard_normal((l, n_latent - top))
     V = obj.feature_product(W, data).T
     return U, V, W, Z
+
+
+# Above this many labels the l x l Gram matrix of the ridge scores is not formed (its
+# eigendecomposition costs l^3): its top eigenvectors come from Lanczos iterations instead.
+MAX_DENSE_LABELS = 2000
+
+
+def _top_score_directions(W_ridge, data, n_latent):
+    """The top ``n_latent`` eigenvalues (descending) and eigenvectors of F F^T, with
+    F = (X W_ridge)^T the l x n ridge scores."""
+    l = W_ridge.shape[1]
+    if l <= MAX_DENSE_LABELS:
+        eigenvalues, vectors = np.linalg.eigh(obj.score_gram(W_ridge, data))
+        top = np.argsort(eigenvalues)[::-1][:n_latent]
+        return eigenvalues[top], vectors[:, top]
+    gram = scipy.sparse.linalg.LinearOperator(
+        (l, l), matvec=lambda v: obj.score_gram_product(W_ridge, np.ravel(v), data),
+        dtype=float)
+    eigenvalues, vectors = scipy.sparse.linalg.eigsh(gram, k=min(n_latent, l - 1),
+                                                     v0=np.ones(l))  # deterministic start
+    order = np.argsort(eigenvalues)[::-1]
+    return eigenvalues[order], vectors[:, order]
 
 
 def _check_initial_point(point, data, n_latent):
@@ -198,12 +235,12 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
         V = _update_v(U, V, P, data, options, track=False)[0]
         value = obj.basic_objective(U, V, W, data, P=P)
     for n_rounds in range(1, max_iter + 1):
-        U_next = _solve_block("U", problems.u_problem(V, None, None, data, U), U,
+        U_next = _solve_and_free("U", problems.u_problem(V, None, None, data, U), U,
                               options)[0]
         if mixing is None:
             U = U_next
             V = _update_v(U, V, P, data, options, track=False)[0]
-        W_next = _solve_block("W", problems.w_problem(V, None, data, w_preconditioner), W,
+        W_next = _solve_and_free("W", problems.w_problem(V, None, data, w_preconditioner), W,
                               options)[0]
         if mixing is None:
             W = W_next
@@ -338,6 +375,9 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         iteration, from the blocks' own cost decreases.
     """
     options = options or SolverOptions()
+    if isinstance(data.Y, SparseSignedLabels) and not options.v_closed_form:
+        raise ValueError("sparse labels (SparseSignedLabels) need the closed form of V: "
+                         "use v_closed_form=True or pass dense labels")
     rng = np.random.default_rng(random_state)
     times = {}
 
@@ -364,17 +404,17 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         decreases = []
         # Algorithm 1, lines 3-5: every Z_m (jointly: the problems are independent).
         B = obj.label_side_weights(P, data)
-        Z, drop = _solve_block("Z", problems.z_problem(U, B, Z.shape), Z, options)
+        Z, drop = _solve_and_free("Z", problems.z_problem(U, B, Z.shape), Z, options)
         decreases.append(drop)
         # Line 6: V (the manifold terms do not involve V).
         V, drop = _update_v(U, V, P, data, options)
         decreases.append(drop)
         # Line 7: U.
-        U, drop = _solve_block("U", problems.u_problem(V, Z, B, data, U), U, options)
+        U, drop = _solve_and_free("U", problems.u_problem(V, Z, B, data, U), U, options)
         decreases.append(drop)
         # Line 8: W.
         H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)
-        W, drop = _solve_block("W", problems.w_problem(V, H, data, w_preconditioner), W,
+        W, drop = _solve_and_free("W", problems.w_problem(V, H, data, w_preconditioner), W,
                                options)
         decreases.append(drop)
         block_history.append(history[-1] - np.cumsum(decreases))

@@ -268,12 +268,15 @@ def test_sparse_labels(multilabel_data):
     X, Y = multilabel_data(3, n=N, d=D, l=L)
     a = _small(max_iter=3, init_max_iter=3).fit(X, Y)
     b = _small(max_iter=3, init_max_iter=3).fit(X, sp.csr_matrix(Y))
-    np.testing.assert_array_equal(a.U_, b.U_)
+    # kept sparse (glocal.labels): the same products, summed in another order
+    np.testing.assert_allclose(a.U_, b.U_, rtol=1e-10, atol=1e-12)
     # missing entries are NaN stored in the sparse matrix, as in a dense one
+    # (fitted to convergence: from the unconverged start of init_max_iter=3, the Z block's
+    # conjugate gradients amplify rounding differences about 1000-fold per iteration)
     observed = sample_observed(Y, 0.5, random_state=3)
-    c = _small(max_iter=3, init_max_iter=3).fit(X, observed)
-    d = _small(max_iter=3, init_max_iter=3).fit(X, sp.csr_matrix(observed))
-    np.testing.assert_array_equal(c.U_, d.U_)
+    c = _small().fit(X, observed)
+    d = _small().fit(X, sp.csr_matrix(observed))
+    np.testing.assert_allclose(c.U_, d.U_, rtol=1e-10, atol=1e-12)
     assert not np.array_equal(a.U_, c.U_)
 
 

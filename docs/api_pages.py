@@ -18,6 +18,7 @@ MODULES = {
     "glocal.solver": "The solver (Algorithm 1)",
     "glocal.dask_backend": "The samples on Dask",
     "glocal.objective": "The objective and its derivatives",
+    "glocal.labels": "Sparse labels",
     "glocal.problems": "The blocks as pymanopt problems",
     "glocal.manifolds": "The manifold of the Z block",
     "glocal.plotting": "Figures",

@@ -4,7 +4,7 @@ A {0, 1} label matrix B (l x n, few ones) with a few missing entries M (l x n, 1
 missing, disjoint from B) has the signed labels Y = 2 B - 1 1^T + M: +1 where B is 1, 0
 where M is, -1 elsewhere, so Y is dense although B and M are sparse; so is the mask
 J = 1 1^T - M. The solver only needs a few products with them, and each is cheap through
-B and M:
+B and M::
 
     Y A   = 2 B A - 1 (1^T A) + M A       (A: n x m, e.g. V^T)
     A Y   = 2 A B - (A 1) 1^T + A M       (A: m x l, e.g. U^T)

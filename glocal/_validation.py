@@ -144,19 +144,8 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     Y = np.asarray(Y)
     if Y.dtype == object:  # e.g. 0 / 1 with None, or a pandas nullable frame with pd.NA
         Y = _object_labels(Y)
-    if Y.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported: Y must be real ({{0, 1}} with NaN for "
-                         f"missing), got dtype {Y.dtype}")
-    if not np.issubdtype(Y.dtype, np.number) and Y.dtype != bool:
-        raise ValueError(f"Y must be numeric ({{0, 1}} with NaN for missing), got dtype {Y.dtype}")
+    _check_label_type_and_shape(Y, n_samples)
     Y = Y.astype(float)
-    if Y.ndim != 2:
-        raise ValueError(f"Y must be a 2-D (n_samples, n_labels) indicator matrix, got "
-                         f"{Y.ndim}-D input of shape {Y.shape}")
-    if Y.shape[0] != n_samples:
-        raise ValueError(f"X and Y have different numbers of rows: {n_samples} and {Y.shape[0]}")
-    if Y.shape[1] == 0:
-        raise ValueError("Y has no label column")
     observed = ~np.isnan(Y)
     if not np.isin(Y[observed], (0.0, 1.0)).all():
         raise_bad_labels(np.unique(Y[observed & ~np.isin(Y, (0.0, 1.0))])[:5])
@@ -169,8 +158,8 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     return Y_signed, J
 
 
-def _sparse_signed_labels(Y, n_samples, warn):
-    """`check_labels` of a scipy-sparse Y, kept sparse (see there)."""
+def _check_label_type_and_shape(Y, n_samples):
+    """The dtype and shape checks of `check_labels`, for a dense or scipy-sparse Y."""
     if Y.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: Y must be real ({{0, 1}} with NaN for "
                          f"missing), got dtype {Y.dtype}")
@@ -183,6 +172,11 @@ def _sparse_signed_labels(Y, n_samples, warn):
         raise ValueError(f"X and Y have different numbers of rows: {n_samples} and {Y.shape[0]}")
     if Y.shape[1] == 0:
         raise ValueError("Y has no label column")
+
+
+def _sparse_signed_labels(Y, n_samples, warn):
+    """`check_labels` of a scipy-sparse Y, kept sparse (see there)."""
+    _check_label_type_and_shape(Y, n_samples)
     # Labels x samples, duplicates of COO input summed (as toarray would), zeros dropped.
     stored = sp.csr_matrix(Y.T, dtype=np.float64)
     stored.sum_duplicates()

@@ -3,7 +3,8 @@
 Issue 13, item 4. On each dataset, over random 60/40 splits (`glocal.protocol.random_splits`)
 and observed fractions rho (`glocal.protocol.sample_observed` on the training labels), every
 method is tuned by k-fold cross-validation on the observed training entries
-(`glocal.protocol.select_hyperparameters`), refitted on the whole training set, and scored by
+(`glocal.protocol.select_hyperparameters`, or `glocal.GLOCALCV` for the methods in
+`TUNED_BY_GLOCALCV`; same folds), refitted on the whole training set, and scored by
 the test Ap (test rows without a positive dropped, `glocal.protocol.drop_unlabeled_rows`).
 All methods of one (dataset, split, rho) see the same split, the same hidden labels and the
 same folds.
@@ -39,7 +40,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DATA_DIR  # noqa: E402
 
-from glocal import GLOCAL  # noqa: E402
+from glocal import GLOCAL, GLOCALCV  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
 from glocal.datasets import load_dataset  # noqa: E402
 from glocal.metrics import average_precision  # noqa: E402
@@ -97,7 +98,14 @@ METHODS = {
                                        None),
     # V tied tightly to W^T X: near a trace-norm-regularized linear model U W^T x.
     "GLOCAL-lam_v=0-lam=10-lam2=4": (_glocal(**EXTENDED, lam=10, lam2=4), None),
+    # The squared hinge with the squared loss's rows-cv grid, tuned by GLOCALCV (issue 13's
+    # wording): warm-started lam2 paths, one per choice of normalize_rows.
+    "GLOCAL-lam_v=0-sqhinge-rows-glocalcv": (
+        _glocal(**EXTENDED, loss="squared_hinge"),
+        {"lam2": [2, 4, 16], "normalize_rows": [False, True]}),
 }
+# Tuned by `GLOCALCV` (same folds and scorer); the others by `select_hyperparameters`.
+TUNED_BY_GLOCALCV = {"GLOCAL-lam_v=0-sqhinge-rows-glocalcv"}
 EXTENSIONS = ["GLOCAL-lam_v=0-lam2=4", "GLOCAL-lam_v=0-sqhinge-lam2=4",
               "GLOCAL-lam_v=0-logistic-lam2=4", "GLOCAL-lam_v=0-balanced-lam2=4",
               "GLOCAL-lam_v=0-lam=10-lam2=4"]
@@ -154,11 +162,15 @@ def _run_one(method, X_train, Y_train, X_test, Y_test, seed, cv):
     tic = time.perf_counter()
     estimator = make(Y_train.shape[1], seed)
     params = {}
-    if grid is not None:
-        params = select_hyperparameters(estimator, grid, X_train, Y_train, cv=cv,
-                                        random_state=seed)
-        estimator.set_params(**params)
-    estimator.fit(X_train, Y_train)
+    if method in TUNED_BY_GLOCALCV:  # refits the best setting on all training rows
+        estimator = GLOCALCV(estimator, param_grid=grid, cv=cv, random_state=seed)
+        params = estimator.fit(X_train, Y_train).best_params_
+    else:
+        if grid is not None:
+            params = select_hyperparameters(estimator, grid, X_train, Y_train, cv=cv,
+                                            random_state=seed)
+            estimator.set_params(**params)
+        estimator.fit(X_train, Y_train)
     ap = average_precision(Y_test, estimator.decision_function(X_test))
     return dict(params=json.dumps(params), ap=f"{ap:.6f}",
                 seconds=f"{time.perf_counter() - tic:.1f}")

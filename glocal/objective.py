@@ -297,12 +297,15 @@ def group_grams(P, data):
                       data, P, reads="")
 
 
-def label_side_weights(P, data):
+def label_side_weights(P, data, grams=None):
     """B_m = lam3 (n_m/n) P^T P + lam4 P_m^T P_m, shape (g, k, k).
 
     With these, the manifold terms of Eq. ``eqn:opt`` are sum_m tr(Z_m^T U B_m U^T Z_m).
+    ``grams`` are the P_m^T P_m (`group_grams`) when the caller has them (P is then not
+    read).
     """
-    grams = group_grams(P, data)
+    if grams is None:
+        grams = group_grams(P, data)
     total = grams.sum(axis=0)
     return (data.lam3 * data.group_fractions[:, None, None] * total[None]
             + data.lam4 * grams)
@@ -365,6 +368,84 @@ def basic_objective(U, V, W, data, P=None):
 def frobenius_terms(U, V_sq_norm, W, data):
     """lam2 (||U||^2 + ||V||^2 + ||W||^2), with ``lam_v`` on ||V||^2 when it is given."""
     return data.lam2 * (_squared_norm(U) + _squared_norm(W)) + data.v_weight * V_sq_norm
+
+
+# --- The basic model on second moments (every label observed) -----------------------------
+#
+# With J = 1 the closed form of V is V = A^-1 (lam W^T X^T + U^T Y), A = U^T U + (lam + lam_v) I,
+# that is V^T = X F + Y^T G with F = lam W A^-1 and G = U A^-1. What the U and W blocks and the
+# basic objective need of V then follows from C = X^T X, X^T Y^T and Y Y^T:
+#   X^T V^T = C F + X^T Y^T G,   Y V^T = (X^T Y^T)^T F + Y Y^T G,   V V^T = F^T X^T V^T + G^T Y V^T,
+# so a warm-start round costs O(d^2 k + (d + l) l k) instead of passes over the n samples.
+
+@dataclass(frozen=True)
+class LabelMoments:
+    """X^T Y^T (d x l), Y Y^T (l x l) and ||Y||^2 of fully observed labels (`label_moments`)."""
+
+    features: np.ndarray
+    labels: np.ndarray
+    squared_norm: float
+
+
+def label_moments(data):
+    """`LabelMoments` of ``data`` (every label observed, dense Y): one pass over the samples."""
+    def moments(part):
+        return np.asarray(part.X.T @ part.Y.T), part.Y @ part.Y.T, float(np.sum(part.Y ** 2))
+    return LabelMoments(*sample_sum(moments, data))
+
+
+@dataclass(frozen=True)
+class ImplicitV:
+    """The closed form of V at full labels, V = F^T X^T + G^T Y, with what the blocks read of
+    it: X^T V^T (d x k), Y V^T (l x k) and V V^T (k x k). `materialize_v` forms V itself."""
+
+    F: np.ndarray
+    G: np.ndarray
+    XtV: np.ndarray
+    YVt: np.ndarray
+    VVt: np.ndarray
+
+
+def implicit_v(F, G, data, moments):
+    """The `ImplicitV` V = F^T X^T + G^T Y, from ``data.gram`` and `LabelMoments`."""
+    XtV = data.gram @ F + moments.features @ G
+    YVt = moments.features.T @ F + moments.labels @ G
+    return ImplicitV(F, G, XtV, YVt, F.T @ XtV + G.T @ YVt)
+
+
+def implicit_v_closed_form(U, W, data, moments):
+    """`v_closed_form` without the samples: the `ImplicitV` at (U, W) (every label
+    observed)."""
+    k = U.shape[1]
+    inverse = np.linalg.inv(U.T @ U + (data.lam + data.v_weight) * np.eye(k))
+    return implicit_v(data.lam * (W @ inverse), U @ inverse, data, moments)
+
+
+def implicit_v_decrease(V, V_new, U, data, moments):
+    """`v_decrease` between two `ImplicitV`: the block's quadratic form at D = V - V_new."""
+    D = implicit_v(V.F - V_new.F, V.G - V_new.G, data, moments)
+    return float(np.sum((U.T @ U) * D.VVt) + (data.lam + data.v_weight) * np.trace(D.VVt))
+
+
+def moment_group_grams(W, data):
+    """P_m^T P_m = W^T X_m^T X_m W for every group (`group_grams` of P = X W), from the
+    groups' second moments ``data.group_grams``; shape (g, k, k)."""
+    return W.T @ data.group_grams @ W
+
+
+def implicit_basic_objective(U, V, W, data, moments):
+    """`basic_objective` at an `ImplicitV`: ||Y - U V||^2 and ||V - W^T X^T||^2 expanded in
+    the moments."""
+    V_sq_norm = float(np.trace(V.VVt))
+    fit = moments.squared_norm - 2.0 * np.sum(U * V.YVt) + np.sum((U.T @ U) * V.VVt)
+    coupling = V_sq_norm - 2.0 * np.sum(W * V.XtV) + np.sum(W * (data.gram @ W))
+    return float(fit + data.lam * coupling + frobenius_terms(U, V_sq_norm, W, data))
+
+
+def materialize_v(V, data):
+    """The k x n array of an `ImplicitV`: one pass over the samples."""
+    return sample_map(lambda part: (np.asarray(part.X @ V.F) + part.Y.T @ V.G).T, data,
+                      sample_axis=1, width=V.F.shape[1])
 
 
 # --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------

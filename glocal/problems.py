@@ -93,8 +93,11 @@ def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True,
     return problem
 
 
-def u_problem(V, Z, B, data, U=None):
+def u_problem(V, Z, B, data, U=None, stats=None):
     """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
+
+    ``stats``, the paper's loss only: `objective.UStatistics` of V when the caller has them
+    (V is then not read).
 
     The paper's loss: costs and derivatives from the block's sufficient statistics
     (`u_statistics`), preconditioned by the exact inverse Hessian of the basic model (one
@@ -102,8 +105,8 @@ def u_problem(V, Z, B, data, U=None):
     preconditioned by the inverse Hessian blocks of its quadratic model at ``U``, the
     starting point (which only that case needs).
     """
-    l, k = data.Y.shape[0], V.shape[0]
     if not data.is_paper_loss:
+        l, k = data.Y.shape[0], V.shape[0]
         inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U)) / 2.0
         curvature = _LastPoint(lambda point: obj.label_curvature(point, V, data))
         return _problem(RealEuclidean(l, k),
@@ -112,14 +115,16 @@ def u_problem(V, Z, B, data, U=None):
                                                           curvature(point)),
                         lambda point, vector: np.einsum("lab,lb->la", inverse_blocks, vector),
                         hessp_at_point=True)
-    stats = obj.u_statistics(V, data)
+    if stats is None:
+        stats = obj.u_statistics(V, data)
     inverse = obj.UStatistics(np.linalg.inv(obj.u_row_hessians(stats, data)) / 2.0,
                               None, 0.0)
 
     def preconditioner(point, vector):
         return inverse.apply_gram(vector)
 
-    return _problem(RealEuclidean(l, k), lambda U: obj.u_cost_grad(U, stats, Z, B, data),
+    return _problem(RealEuclidean(*stats.target.shape),
+                    lambda U: obj.u_cost_grad(U, stats, Z, B, data),
                     lambda D: obj.u_hessp(D, stats, Z, B, data), preconditioner)
 
 
@@ -155,13 +160,14 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
                     preconditioner, hessp_at_point=True)
 
 
-def w_problem(V, H, data, w_preconditioner):
+def w_problem(V, H, data, w_preconditioner, statistics=None):
     """Eq. ``uw``: W with U, V, Z fixed (H from `objective.feature_side_weights`, or None).
 
-    ``w_preconditioner`` is the fit's `WPreconditioner`.
+    ``w_preconditioner`` is the fit's `WPreconditioner`; ``statistics`` is
+    `objective.w_statistics` of V when the caller has them (V is then not read).
     """
-    d, k = data.X.shape[1], V.shape[0]
-    XtV, V_sq_norm = obj.w_statistics(V, data)
+    XtV, V_sq_norm = obj.w_statistics(V, data) if statistics is None else statistics
+    d, k = XtV.shape
     Ht = obj.moment_weights(H, data, k)
     return _problem(RealEuclidean(d, k), lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
                     lambda D: obj.w_hessp(D, Ht, data), w_preconditioner.for_weights(Ht))

@@ -48,6 +48,11 @@ class SolverOptions:
     init_acceleration : int
         Memory of the Anderson mixing that accelerates the warm start (see `_warm_start`);
         0 runs the plain U -> V -> W rounds.
+    use_moments : bool
+        With every label observed (the paper's loss, closed-form V, the feature second
+        moments kept), run both loops on X^T X, the groups' X_m^T X_m, X^T Y^T and Y Y^T
+        when the samples outnumber twice the features plus labels (`_MomentBlocks`): the
+        same iterations up to rounding, none of them a pass over the samples.
     """
 
     optimizer: object = "auto"
@@ -58,6 +63,7 @@ class SolverOptions:
     block_rtol: float = 1e-4
     max_dense_features: int = 4000
     init_acceleration: int = 5
+    use_moments: bool = True
 
 
 @dataclass
@@ -141,12 +147,13 @@ def _update_v(U, V, P, data, options, track=True):
     return new, (obj.v_decrease(V, new, U, data) if track else 0.0)
 
 
-def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
+def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init, XtY=None):
     """Starting point of the warm start; Z_m always random with unit-norm rows.
 
     ``"random"``, as in the authors' code: U, V uniform in [0, 1), W zero.
     ``"ridge"``: the best rank-k factorization of a ridge regression of the observed labels,
-    balanced between U and V; the warm start then needs only a few rounds.
+    balanced between U and V; the warm start then needs only a few rounds. ``XtY`` is
+    X^T Y^T when the caller has it.
     """
     l, n = data.Y.shape
     d = data.X.shape[1]
@@ -156,7 +163,9 @@ def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init):
         V = rng.uniform(size=(n_latent, n))
         return U, V, np.zeros((d, n_latent)), Z
     # The preconditioner approximates the inverse of 2 (lam X^T X + lam2 I).
-    W_ridge = 2.0 * data.lam * w_preconditioner(None, obj.feature_label_product(data))
+    if XtY is None:
+        XtY = obj.feature_label_product(data)
+    W_ridge = 2.0 * data.lam * w_preconditioner(None, XtY)
     eigenvalues, vectors = _top_score_directions(W_ridge, data, n_latent)
     top = eigenvalues.size
     scale = np.maximum(eigenvalues, np.finfo(float).eps) ** 0.25  # sqrt of singular values
@@ -212,7 +221,104 @@ def _converged(history, tol):
     return previous - current <= tol * max(abs(previous), np.finfo(float).tiny)
 
 
-def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callback):
+class _SampleBlocks:
+    """The work of both loops that reads V, on the samples: V is a k x n array, and P = X W
+    is kept for the last W seen (the V block, the label-side weights and the objective all
+    read it)."""
+
+    def __init__(self, data, options, w_preconditioner):
+        self.data, self.options, self.w_preconditioner = data, options, w_preconditioner
+        self._W = self._P = None
+
+    def _product(self, W):
+        if W is not self._W:
+            self._W, self._P = W, obj.feature_product(W, self.data)
+        return self._P
+
+    def v_block(self, U, W, V, track=False):
+        """The V block's solution at (U, W), from V, and its decrease (0.0 untracked)."""
+        return _update_v(U, V, self._product(W), self.data, self.options, track)
+
+    def label_side_weights(self, W):
+        return obj.label_side_weights(self._product(W), self.data)
+
+    def objective(self, U, V, W, Z=None):
+        """Eq. ``eqn:opt``, or the basic model's Eq. ``eqn:init`` without Z."""
+        if Z is None:
+            return obj.basic_objective(U, V, W, self.data, P=self._product(W))
+        return obj.objective(U, V, W, Z, self.data, P=self._product(W))
+
+    def u_problem(self, V, U, Z=None, B=None):
+        return problems.u_problem(V, Z, B, self.data, U)
+
+    def w_problem(self, V, H=None):
+        return problems.w_problem(V, H, self.data, self.w_preconditioner)
+
+    def array(self, V):
+        return V
+
+
+class _MomentBlocks(_SampleBlocks):
+    """The same work on second moments (every label observed, the paper's loss, closed-form
+    V): V is an `objective.ImplicitV` from X^T X and `objective.LabelMoments`, P_m^T P_m is
+    W^T X_m^T X_m W, and no iteration reads the samples. A V given as an array (an initial
+    point) goes through the samples once."""
+
+    def __init__(self, data, options, w_preconditioner, moments):
+        super().__init__(data, options, w_preconditioner)
+        self.moments = moments
+
+    def v_block(self, U, W, V, track=False):
+        new = obj.implicit_v_closed_form(U, W, self.data, self.moments)
+        if not track:
+            return new, 0.0
+        if not isinstance(V, obj.ImplicitV):
+            return new, obj.v_decrease(V, self.array(new), U, self.data)
+        return new, obj.implicit_v_decrease(V, new, U, self.data, self.moments)
+
+    def label_side_weights(self, W):
+        if self.data.group_grams is None:  # no manifold terms (see `_blocks`)
+            k = W.shape[1]
+            return np.zeros((self.data.n_groups, k, k))
+        return obj.label_side_weights(None, self.data,
+                                      grams=obj.moment_group_grams(W, self.data))
+
+    def objective(self, U, V, W, Z=None):
+        if not isinstance(V, obj.ImplicitV):
+            return super().objective(U, V, W, Z)
+        value = obj.implicit_basic_objective(U, V, W, self.data, self.moments)
+        if Z is not None and self.data.has_manifold_terms:
+            value += obj.manifold_term(U, Z, self.label_side_weights(W))
+        return value
+
+    def u_problem(self, V, U, Z=None, B=None):
+        if not isinstance(V, obj.ImplicitV):
+            return super().u_problem(V, U, Z, B)
+        stats = obj.UStatistics(V.VVt, V.YVt, self.moments.squared_norm)
+        return problems.u_problem(None, Z, B, self.data, U, stats=stats)
+
+    def w_problem(self, V, H=None):
+        if not isinstance(V, obj.ImplicitV):
+            return super().w_problem(V, H)
+        return problems.w_problem(None, H, self.data, self.w_preconditioner,
+                                  statistics=(V.XtV, float(np.trace(V.VVt))))
+
+    def array(self, V):
+        return obj.materialize_v(V, self.data) if isinstance(V, obj.ImplicitV) else V
+
+
+def _blocks(data, options, w_preconditioner):
+    """`_MomentBlocks` where they hold and save work (n >= 2 (d + l)), else `_SampleBlocks`."""
+    (l, n), d = data.Y.shape, data.X.shape[1]
+    if (options.use_moments and data.J is None and data.is_paper_loss
+            and options.v_closed_form and data.gram is not None
+            and (data.group_grams is not None or not data.has_manifold_terms)
+            and not isinstance(data.Y, SparseSignedLabels) and n >= 2 * (d + l)):
+        return _MomentBlocks(data, options, w_preconditioner, obj.label_moments(data))
+    return _SampleBlocks(data, options, w_preconditioner)
+
+
+def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
     """Minimize the basic model, Eq. ``eqn:init``, from (U, V, W) by block descent.
 
     Plain rounds (``options.init_acceleration == 0``) update U, V and W in turn. Otherwise
@@ -222,33 +328,29 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
     last ``init_acceleration`` iterates extrapolates it, and a mixed point is kept only when
     its objective (with V re-solved) is below the current one, so every round is monotone.
     The mixed rounds' decreases are uneven: they stop after two rounds in a row below tol.
+    ``blocks`` (`_SampleBlocks` or `_MomentBlocks`) does the work that reads V.
 
-    Returns U, V, W, the objective history (initial point first), the number of rounds and
+    Returns U, V (as ``blocks`` holds it), W, the objective history (initial point first), the number of rounds and
     whether ``tol`` was met before ``max_iter`` rounds.
     """
-    P = obj.feature_product(W, data)  # of the current W in plain rounds (mixed ones: their own)
-    history = [obj.basic_objective(U, V, W, data, P=P)]
+    history = [blocks.objective(U, V, W)]
     converged = False
     n_rounds = 0
     mixing = _Anderson(options.init_acceleration) if options.init_acceleration else None
     if mixing is not None:
-        V = _update_v(U, V, P, data, options, track=False)[0]
-        value = obj.basic_objective(U, V, W, data, P=P)
+        V = blocks.v_block(U, W, V)[0]
+        value = blocks.objective(U, V, W)
     for n_rounds in range(1, max_iter + 1):
-        U_next = _solve_and_free("U", problems.u_problem(V, None, None, data, U), U,
-                              options)[0]
+        U_next = _solve_and_free("U", blocks.u_problem(V, U), U, options)[0]
         if mixing is None:
             U = U_next
-            V = _update_v(U, V, P, data, options, track=False)[0]
-        W_next = _solve_and_free("W", problems.w_problem(V, None, data, w_preconditioner), W,
-                              options)[0]
+            V = blocks.v_block(U, W, V)[0]
+        W_next = _solve_and_free("W", blocks.w_problem(V), W, options)[0]
         if mixing is None:
             W = W_next
-            P = obj.feature_product(W, data)
-            history.append(obj.basic_objective(U, V, W, data, P=P))
+            history.append(blocks.objective(U, V, W))
         else:
-            U, V, W, value = _mixed_step(mixing, (U, W), (U_next, W_next), V, value, data,
-                                         options)
+            U, V, W, value = _mixed_step(mixing, (U, W), (U_next, W_next), V, value, blocks)
             history.append(value)
         if callback is not None:
             callback("init", n_rounds, history[-1])
@@ -262,7 +364,7 @@ def _warm_start(U, V, W, data, options, w_preconditioner, max_iter, tol, callbac
     return U, V, W, history, n_rounds, converged
 
 
-def _mixed_step(mixing, point, image, V, value, data, options):
+def _mixed_step(mixing, point, image, V, value, blocks):
     """One accelerated warm-start round from ``point`` = (U, W) and ``image`` = G(point).
 
     Returns the next (U, V, W) and its basic objective: Anderson's point if it is below
@@ -273,16 +375,14 @@ def _mixed_step(mixing, point, image, V, value, data, options):
                         np.concatenate([g.ravel() for g in image]))
     if mixed is not None:
         U, W = _split(mixed, shapes)
-        P = obj.feature_product(W, data)
-        V_mixed = _update_v(U, V, P, data, options, track=False)[0]
-        mixed_value = obj.basic_objective(U, V_mixed, W, data, P=P)
+        V_mixed = blocks.v_block(U, W, V)[0]
+        mixed_value = blocks.objective(U, V_mixed, W)
         if mixed_value < value:
             return U, V_mixed, W, mixed_value
         mixing.restart()
     U, W = image
-    P = obj.feature_product(W, data)
-    V = _update_v(U, V, P, data, options, track=False)[0]
-    return U, V, W, obj.basic_objective(U, V, W, data, P=P)
+    V = blocks.v_block(U, W, V)[0]
+    return U, V, W, blocks.objective(U, V, W)
 
 
 def _split(vector, shapes):
@@ -385,46 +485,46 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     if data.gram is None and data.group_grams is None:  # else given by the caller
         data = obj.with_feature_grams(data)
     w_preconditioner = problems.WPreconditioner(data, options.max_dense_features)
+    blocks = _blocks(data, options, w_preconditioner)
     if initial_point is None:
+        XtY = blocks.moments.features if isinstance(blocks, _MomentBlocks) else None
         U, V, W, Z = _initial_point(data, n_latent, data.n_groups, rng,
-                                    w_preconditioner, options.init)
+                                    w_preconditioner, options.init, XtY)
     else:
         U, V, W, Z = _check_initial_point(initial_point, data, n_latent)
     U, V, W, basic, n_init_iter, init_converged = _warm_start(
-        U, V, W, data, options, w_preconditioner, init_max_iter, tol, callback)
+        U, V, W, blocks, options, init_max_iter, tol, callback)
     times["init"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
-    P = obj.feature_product(W, data)
-    history = [obj.objective(U, V, W, Z, data, P=P)]
+    history = [blocks.objective(U, V, W, Z)]
     block_history = []  # the objective after the Z, V, U and W updates of every iteration
     n_iter = 0
     converged = max_iter == 0
     for n_iter in range(1, max_iter + 1):
         decreases = []
         # Algorithm 1, lines 3-5: every Z_m (jointly: the problems are independent).
-        B = obj.label_side_weights(P, data)
+        B = blocks.label_side_weights(W)
         Z, drop = _solve_and_free("Z", problems.z_problem(U, B, Z.shape), Z, options)
         decreases.append(drop)
         # Line 6: V (the manifold terms do not involve V).
-        V, drop = _update_v(U, V, P, data, options)
+        V, drop = blocks.v_block(U, W, V, track=True)
         decreases.append(drop)
         # Line 7: U.
-        U, drop = _solve_and_free("U", problems.u_problem(V, Z, B, data, U), U, options)
+        U, drop = _solve_and_free("U", blocks.u_problem(V, U, Z, B), U, options)
         decreases.append(drop)
         # Line 8: W.
         H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)
-        W, drop = _solve_and_free("W", problems.w_problem(V, H, data, w_preconditioner), W,
-                               options)
+        W, drop = _solve_and_free("W", blocks.w_problem(V, H), W, options)
         decreases.append(drop)
         block_history.append(history[-1] - np.cumsum(decreases))
-        P = obj.feature_product(W, data)
-        history.append(obj.objective(U, V, W, Z, data, P=P))
+        history.append(blocks.objective(U, V, W, Z))
         if callback is not None:
             callback("main", n_iter, history[-1])
         if _converged(history, tol):
             converged = True
             break
+    V = blocks.array(V)
     times["main"] = time.perf_counter() - tic
     return GlocalResult(U, V, W, Z, history, n_iter, n_init_iter, basic, block_history, times,
                         init_converged, converged)

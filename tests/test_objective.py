@@ -326,3 +326,35 @@ def test_with_feature_grams(make_problem):
     wide, _, _ = make_problem(seed=3, n=20, d=60, sparse=True)
     wide_attached = obj.with_feature_grams(wide)
     assert wide_attached.gram is None and wide_attached.group_grams is None
+
+
+# --- the basic model on second moments (every label observed) ------------------------------
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_implicit_v_is_the_closed_form_with_its_statistics(make_problem, sparse):
+    data, (U, V, W, Z), X = make_problem(seed=11, missing=False, sparse=sparse, grams="gram")
+    data = replace(data, lam_v=0.3)  # a V weight apart from lam2 goes into A as well
+    moments = obj.label_moments(data)
+    close(moments.features, X.T @ data.Y.T, 1e-13)
+    close(moments.labels, data.Y @ data.Y.T, 1e-13)
+    implicit = obj.implicit_v_closed_form(U, W, data, moments)
+    V_star = obj.v_closed_form(U, X @ W, data)
+    close(obj.materialize_v(implicit, data), V_star, 1e-11)
+    close(implicit.XtV, X.T @ V_star.T, 1e-11)
+    close(implicit.YVt, data.Y @ V_star.T, 1e-11)
+    close(implicit.VVt, V_star @ V_star.T, 1e-11)
+    close(obj.implicit_basic_objective(U, implicit, W, data, moments),
+          obj.basic_objective(U, V_star, W, data), 1e-11)
+
+
+def test_implicit_v_decrease_and_group_grams(make_problem):
+    data, (U, V, W, Z), X = make_problem(seed=12, missing=False, grams="all")
+    moments = obj.label_moments(data)
+    start = obj.implicit_v_closed_form(U + 0.5, 2.0 * W, data, moments)  # some other V
+    new = obj.implicit_v_closed_form(U, W, data, moments)
+    close(obj.implicit_v_decrease(start, new, U, data, moments),
+          obj.v_decrease(obj.materialize_v(start, data), obj.materialize_v(new, data), U, data),
+          1e-10)
+    close(obj.moment_group_grams(W, data), obj.group_grams(X @ W, data), 1e-11)
+    close(obj.label_side_weights(None, data, grams=obj.moment_group_grams(W, data)),
+          obj.label_side_weights(X @ W, data), 1e-11)

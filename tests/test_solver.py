@@ -1,5 +1,7 @@
 """glocal.solver.glocal_fit: monotone descent, constraints, determinism, optimizer choices."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -432,3 +434,38 @@ def test_estimator_passes_solver_options(multilabel_data):
     assert mixed.n_init_iter_ < plain.n_init_iter_
     with pytest.raises(ValueError, match=r"unknown solver_options \['speed'\]"):
         GLOCAL(solver_options={"speed": 2}).fit(X, Y)
+
+
+@pytest.mark.parametrize("acceleration", [0, 5])
+def test_moment_blocks_take_the_sample_iterations(multilabel_data, acceleration):
+    """Full labels: both loops on second moments take the same iterations as on the samples."""
+    data = _data(multilabel_data, missing=False, seed=3)
+    fits = [glocal_fit(data, N_LATENT, max_iter=3, init_max_iter=15, tol=1e-10, random_state=0,
+                       options=SolverOptions(init_acceleration=acceleration,
+                                             use_moments=moments))
+            for moments in (False, True)]
+    sample, moment = fits
+    assert moment.n_init_iter == sample.n_init_iter > 3
+    np.testing.assert_allclose(moment.init_history, sample.init_history, rtol=1e-10)
+    np.testing.assert_allclose(moment.objective_history, sample.objective_history, rtol=1e-9)
+    np.testing.assert_allclose(np.ravel(moment.block_history), np.ravel(sample.block_history),
+                               rtol=1e-9)
+    for a, b in zip((moment.U, moment.V, moment.W), (sample.U, sample.V, sample.W)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8 * np.abs(b).max())
+
+
+def test_moment_blocks_only_where_they_hold(multilabel_data):
+    full = obj.with_feature_grams(_data(multilabel_data, missing=False))  # n 60 >= 2 (8 + 5)
+    missing = obj.with_feature_grams(_data(multilabel_data))
+
+    def kind(data, **options):
+        return type(solver._blocks(data, SolverOptions(**options), None))
+
+    assert kind(full) is solver._MomentBlocks
+    assert kind(missing) is solver._SampleBlocks
+    assert kind(full, use_moments=False) is solver._SampleBlocks
+    assert kind(full, v_closed_form=False) is solver._SampleBlocks
+    assert kind(replace(full, loss="squared_hinge")) is solver._SampleBlocks
+    assert kind(replace(full, gram=None)) is solver._SampleBlocks
+    few = replace(full, X=full.X[:20], Y=full.Y[:, :20])  # n 20 < 2 (d + l)
+    assert kind(few) is solver._SampleBlocks

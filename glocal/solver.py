@@ -330,8 +330,8 @@ def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
     The mixed rounds' decreases are uneven: they stop after two rounds in a row below tol.
     ``blocks`` (`_SampleBlocks` or `_MomentBlocks`) does the work that reads V.
 
-    Returns U, V (as ``blocks`` holds it), W, the objective history (initial point first), the number of rounds and
-    whether ``tol`` was met before ``max_iter`` rounds.
+    Returns U, V (as ``blocks`` holds it), W, the objective history (initial point first),
+    the number of rounds and whether ``tol`` was met before ``max_iter`` rounds.
     """
     history = [blocks.objective(U, V, W)]
     converged = False

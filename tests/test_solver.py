@@ -454,6 +454,21 @@ def test_moment_blocks_take_the_sample_iterations(multilabel_data, acceleration)
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8 * np.abs(b).max())
 
 
+def test_moment_blocks_from_a_given_point_without_warm_start(multilabel_data):
+    """A path step (initial point given, no warm-start round): V enters as an array."""
+    data = _data(multilabel_data, missing=False, seed=4)
+    start = glocal_fit(data, N_LATENT, max_iter=2, random_state=0)
+    point = (start.U, start.V + 0.1, start.W, start.Z)
+    sample, moment = [glocal_fit(data, N_LATENT, max_iter=4, init_max_iter=0, tol=1e-12,
+                                 initial_point=point,
+                                 options=SolverOptions(use_moments=moments))
+                      for moments in (False, True)]
+    np.testing.assert_allclose(moment.objective_history, sample.objective_history, rtol=1e-9)
+    np.testing.assert_allclose(np.ravel(moment.block_history), np.ravel(sample.block_history),
+                               rtol=1e-9)
+    np.testing.assert_allclose(moment.V, sample.V, rtol=1e-6, atol=1e-8 * np.abs(sample.V).max())
+
+
 def test_moment_blocks_only_where_they_hold(multilabel_data):
     full = obj.with_feature_grams(_data(multilabel_data, missing=False))  # n 60 >= 2 (8 + 5)
     missing = obj.with_feature_grams(_data(multilabel_data))

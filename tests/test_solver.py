@@ -452,6 +452,9 @@ def test_moment_blocks_take_the_sample_iterations(multilabel_data, acceleration)
                                rtol=1e-9)
     for a, b in zip((moment.U, moment.V, moment.W), (sample.U, sample.V, sample.W)):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8 * np.abs(b).max())
+    # The expanded objective of the moments is the objective at the returned point.
+    assert moment.objective_history[-1] == pytest.approx(
+        obj.objective(moment.U, moment.V, moment.W, moment.Z, data), rel=1e-10)
 
 
 def test_moment_blocks_from_a_given_point_without_warm_start(multilabel_data):

@@ -472,6 +472,29 @@ def test_moment_blocks_from_a_given_point_without_warm_start(multilabel_data):
     np.testing.assert_allclose(moment.V, sample.V, rtol=1e-6, atol=1e-8 * np.abs(sample.V).max())
 
 
+def test_moment_blocks_pass_over_the_samples_a_fixed_number_of_times(multilabel_data,
+                                                                    monkeypatch):
+    """On second moments the passes over the samples (`sample_sum`, `sample_map`: what a
+    Dask backend runs on the workers) do not grow with the iterations; on the samples they
+    do."""
+    data = _data(multilabel_data, missing=False, seed=5)
+    calls = []
+    for name in ("sample_sum", "sample_map"):
+        original = getattr(obj, name)
+        monkeypatch.setattr(obj, name, lambda *a, _f=original, **k: calls.append(1) or _f(*a, **k))
+
+    def passes(iterations, moments):
+        calls.clear()
+        result = glocal_fit(data, N_LATENT, max_iter=iterations, init_max_iter=iterations,
+                            tol=0.0, random_state=0,
+                            options=SolverOptions(use_moments=moments))
+        assert result.n_iter == result.n_init_iter == iterations
+        return len(calls)
+
+    assert passes(2, True) == passes(6, True)
+    assert passes(6, False) > passes(2, False)
+
+
 def test_moment_blocks_only_where_they_hold(multilabel_data):
     full = obj.with_feature_grams(_data(multilabel_data, missing=False))  # n 60 >= 2 (8 + 5)
     missing = obj.with_feature_grams(_data(multilabel_data))

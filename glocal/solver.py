@@ -267,6 +267,7 @@ class _MomentBlocks(_SampleBlocks):
     def __init__(self, data, options, w_preconditioner, moments):
         super().__init__(data, options, w_preconditioner)
         self.moments = moments
+        self._weights_W = self._weights = None
 
     def v_block(self, U, W, V, track=False):
         new = obj.implicit_v_closed_form(U, W, self.data, self.moments)
@@ -277,11 +278,17 @@ class _MomentBlocks(_SampleBlocks):
         return new, obj.implicit_v_decrease(V, new, U, self.data, self.moments)
 
     def label_side_weights(self, W):
-        if self.data.group_grams is None:  # no manifold terms (see `_blocks`)
-            k = W.shape[1]
-            return np.zeros((self.data.n_groups, k, k))
-        return obj.label_side_weights(None, self.data,
-                                      grams=obj.moment_group_grams(W, self.data))
+        """B for W, kept for the last W seen: the objective of the new W and the next
+        iteration's Z and U blocks all read it."""
+        if W is not self._weights_W:
+            if self.data.group_grams is None:  # no manifold terms (see `_blocks`)
+                k = W.shape[1]
+                weights = np.zeros((self.data.n_groups, k, k))
+            else:
+                weights = obj.label_side_weights(None, self.data,
+                                                 grams=obj.moment_group_grams(W, self.data))
+            self._weights_W, self._weights = W, weights
+        return self._weights
 
     def objective(self, U, V, W, Z=None):
         if not isinstance(V, obj.ImplicitV):

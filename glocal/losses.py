@@ -52,13 +52,14 @@ def _terms(loss, F, Y):
 
 def loss_value_and_gradient(F, Y, C, loss):
     """Eq. L and its gradient in F, ``C o ell'(F)`` (l x n)."""
-    value, first, _ = _terms(loss, F, Y)
-    return float(np.sum(C * value)), C * first
+    return loss_terms(F, Y, C, loss)[:2]
 
 
-def loss_curvature(F, Y, C, loss):
-    """``C o ell''(F)`` (l x n): Eq. L's Hessian in F is this weight entry by entry."""
-    return C * _terms(loss, F, Y)[2]
+def loss_terms(F, Y, C, loss):
+    """Eq. L, its gradient ``C o ell'(F)`` and its curvature ``C o ell''(F)`` (l x n; the
+    Hessian in F is this weight entry by entry), from one evaluation of the loss."""
+    value, first, second = _terms(loss, F, Y)
+    return float(np.sum(C * value)), C * first, C * second
 
 
 def balanced_class_weights(Y, J):

@@ -275,10 +275,12 @@ def label_loss(U, V, data):
     return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)[0]
 
 
-def _loss_gradient(U, V, data):
-    """Eq. L of `glocal.losses` and half its gradient in F = U V (the blocks' factor 2)."""
-    value, grad = losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)
-    return value, 0.5 * grad
+def label_fit(U, V, data):
+    """Eq. L of `glocal.losses` at F = U V, half its gradient in F and half its entry-wise
+    curvature (the blocks' factor 2), from one product U V: what the U and V blocks under a
+    loss other than the paper's read at a point (cost, gradient and Hessian products)."""
+    value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, data.loss)
+    return value, 0.5 * first, 0.5 * second
 
 
 def label_curvature(U, V, data):
@@ -288,7 +290,7 @@ def label_curvature(U, V, data):
     """
     if data.is_paper_loss:
         return data.entry_weights
-    return 0.5 * losses.loss_curvature(U @ V, data.Y, data.entry_weights, data.loss)
+    return label_fit(U, V, data)[2]
 
 
 def group_grams(P, data):
@@ -516,10 +518,11 @@ def u_cost_grad(U, stats, Z, B, data):
     return _with_u_manifold_terms(cost, grad, U, Z, B)
 
 
-def u_loss_cost_grad(U, V, Z, B, data):
+def u_loss_cost_grad(U, V, Z, B, data, fit=None):
     """Terms of Eq. ``uu`` with the label fit of Eq. L of `glocal.losses`, and their gradient
-    in U: the U block of a loss other than the paper's unweighted squared error."""
-    cost, R = _loss_gradient(U, V, data)
+    in U: the U block of a loss other than the paper's unweighted squared error. ``fit`` is
+    `label_fit` at (U, V) when the caller has it."""
+    cost, R, _ = label_fit(U, V, data) if fit is None else fit
     cost += data.lam2 * np.sum(U ** 2)
     grad = R @ V.T + data.lam2 * U
     return _with_u_manifold_terms(cost, grad, U, Z, B)
@@ -588,13 +591,14 @@ def u_loss_row_hessians(V, data, U):
 
 # --- Block V (Eq. ``uv``): U, W fixed; the manifold terms do not involve V -------------
 
-def v_cost_grad(V, U, P, data):
-    """Terms of Eq. ``uv`` and their gradient in V (squared error or Eq. L of `glocal.losses`)."""
+def v_cost_grad(V, U, P, data, fit=None):
+    """Terms of Eq. ``uv`` and their gradient in V (squared error or Eq. L of `glocal.losses`;
+    ``fit`` is `label_fit` at (U, V) when the caller has it)."""
     if data.is_paper_loss:
         R = label_residual(U, V, data)
         cost = np.sum(R ** 2)
     else:
-        cost, R = _loss_gradient(U, V, data)
+        cost, R, _ = label_fit(U, V, data) if fit is None else fit
     E = V - P.T
     cost += data.lam * np.sum(E ** 2) + data.v_weight * np.sum(V ** 2)
     grad = U.T @ R + data.lam * E + data.v_weight * V

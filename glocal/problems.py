@@ -108,11 +108,12 @@ def u_problem(V, Z, B, data, U=None, stats=None):
     if not data.is_paper_loss:
         l, k = data.Y.shape[0], V.shape[0]
         inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U)) / 2.0
-        curvature = _LastPoint(lambda point: obj.label_curvature(point, V, data))
+        # Cost, gradient and Hessian products at a point share one U V and loss evaluation.
+        fit = _LastPoint(lambda point: obj.label_fit(point, V, data))
         return _problem(RealEuclidean(l, k),
-                        lambda point: obj.u_loss_cost_grad(point, V, Z, B, data),
+                        lambda point: obj.u_loss_cost_grad(point, V, Z, B, data, fit(point)),
                         lambda point, D: obj.u_loss_hessp(D, V, Z, B, data, point,
-                                                          curvature(point)),
+                                                          fit(point)[2]),
                         lambda point, vector: np.einsum("lab,lb->la", inverse_blocks, vector),
                         hessp_at_point=True)
     if stats is None:
@@ -154,9 +155,10 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
     if data.is_paper_loss:  # quadratic: the Hessian does not depend on the point
         return _problem(RealEuclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
                         lambda D: obj.v_hessp(D, U, data), preconditioner)
-    curvature = _LastPoint(lambda point: obj.label_curvature(U, point, data))
-    return _problem(RealEuclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
-                    lambda point, D: obj.v_hessp(D, U, data, point, curvature(point)),
+    fit = _LastPoint(lambda point: obj.label_fit(U, point, data))
+    return _problem(RealEuclidean(k, n),
+                    lambda point: obj.v_cost_grad(point, U, P, data, fit(point)),
+                    lambda point, D: obj.v_hessp(D, U, data, point, fit(point)[2]),
                     preconditioner, hessp_at_point=True)
 
 

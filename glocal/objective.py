@@ -570,17 +570,19 @@ def u_row_hessians(stats, data):
     return stats.gram + data.lam2 * np.eye(stats.gram.shape[-1])
 
 
-def u_loss_row_hessians(V, data, U):
+def u_loss_row_hessians(V, data, U, curvature=None):
     """Per-row Hessian blocks (halved) of `u_loss_cost_grad` at U without its manifold terms,
     shape (l, k, k): sum_i s_ji v_i v_i^T + lam2 I with s the curvature of Eq. L
-    (`label_curvature`); the preconditioner of that block.
+    (`label_curvature` at (U, V), or ``curvature`` when the caller has it); the
+    preconditioner of that block.
 
     Summed over the entries of nonzero curvature only, label by label: under the squared
     hinge most entries are inactive (measured at 70% observed: 14% active on bibtex, 38% on
     Arts), and no n x k^2 matrix of outer products is formed.
     """
     k = V.shape[0]
-    curvature = label_curvature(U, V, data)
+    if curvature is None:
+        curvature = label_curvature(U, V, data)
     blocks = np.empty((curvature.shape[0], k, k))
     for j, s in enumerate(curvature):
         active = np.flatnonzero(s)
@@ -616,17 +618,20 @@ def v_hessp(D, U, data, V=None, curvature=None):
     return 2.0 * (U.T @ (curvature * (U @ D)) + ridge * D)
 
 
-def v_column_hessians(U, V, data):
+def v_column_hessians(U, V, data, curvature=None):
     """Per-column Hessian blocks (halved) of Eq. ``uv`` at V, shape (n, k, k).
 
     Column i of V only meets the rows of U of its observed labels:
     U^T Diag(s_i) U + (lam + lam_v) I, with s_i the curvature of the label-fit term
-    (`label_curvature`: J's column for the paper's loss) and lam_v = `GlocalData.v_weight`.
+    (`label_curvature`: J's column for the paper's loss; ``curvature`` when the caller has
+    it) and lam_v = `GlocalData.v_weight`.
     The term separates by column, so their inverse is the exact inverse Hessian of a
     quadratic V block and a preconditioner otherwise.
     """
     k = U.shape[1]
-    blocks = (label_curvature(U, V, data).T @ _column_outer(U)).reshape(-1, k, k)
+    if curvature is None:
+        curvature = label_curvature(U, V, data)
+    blocks = (curvature.T @ _column_outer(U)).reshape(-1, k, k)
     return blocks + (data.lam + data.v_weight) * np.eye(k)
 
 

@@ -107,9 +107,10 @@ def u_problem(V, Z, B, data, U=None, stats=None):
     """
     if not data.is_paper_loss:
         l, k = data.Y.shape[0], V.shape[0]
-        inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U)) / 2.0
-        # Cost, gradient and Hessian products at a point share one U V and loss evaluation.
+        # Cost, gradient and Hessian products at a point share one U V and loss evaluation;
+        # the preconditioner reads it at the start, the optimizer's first point.
         fit = _LastPoint(lambda point: obj.label_fit(point, V, data))
+        inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U, fit(U)[2])) / 2.0
         return _problem(RealEuclidean(l, k),
                         lambda point: obj.u_loss_cost_grad(point, V, Z, B, data, fit(point)),
                         lambda point, D: obj.u_loss_hessp(D, V, Z, B, data, point,
@@ -140,22 +141,24 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
     k, n = U.shape[1], data.n_samples
     if V is None:
         V = np.zeros((k, n))
+    # Another loss: as in `u_problem`, one U V and loss evaluation per point, the start's
+    # shared with the preconditioner.
+    fit = None if data.is_paper_loss else _LastPoint(lambda point: obj.label_fit(U, point, data))
+    curvature = obj.label_curvature(U, V, data) if fit is None else fit(V)[2]
     if n * k * k <= max_block_entries:
-        inverse_blocks = np.linalg.inv(obj.v_column_hessians(U, V, data)) / 2.0
+        inverse_blocks = np.linalg.inv(obj.v_column_hessians(U, V, data, curvature)) / 2.0
 
         def preconditioner(point, vector):
             return np.einsum("iab,bi->ai", inverse_blocks, vector)
     else:
-        curvature = obj.label_curvature(U, V, data)
         diagonal = 2.0 * ((U ** 2).T @ curvature + data.lam + data.v_weight)
 
         def preconditioner(point, vector):
             return vector / diagonal
 
-    if data.is_paper_loss:  # quadratic: the Hessian does not depend on the point
+    if fit is None:  # the paper's loss is quadratic: the Hessian does not depend on the point
         return _problem(RealEuclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
                         lambda D: obj.v_hessp(D, U, data), preconditioner)
-    fit = _LastPoint(lambda point: obj.label_fit(U, point, data))
     return _problem(RealEuclidean(k, n),
                     lambda point: obj.v_cost_grad(point, U, P, data, fit(point)),
                     lambda point, D: obj.v_hessp(D, U, data, point, fit(point)[2]),

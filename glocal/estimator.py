@@ -345,7 +345,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                data.has_manifold_terms, groups.tobytes())
         if key not in cache:
             cache[key] = with_feature_grams(data)
-        data = replace(data, gram=cache[key].gram, group_grams=cache[key].group_grams)
+        data = replace(data, X=cache[key].X, gram=cache[key].gram,
+                       group_grams=cache[key].group_grams)
         return data, groups, clustering_time
 
     def _dask_data(self, X, Y, groups, rng):

@@ -229,7 +229,10 @@ class WPreconditioner:
         if self._dual is not None:
             inner = scipy.linalg.cho_solve(self._dual, np.asarray(self._X @ vector),
                                            check_finite=False)
-            return (vector - self._lam * np.asarray(self._X.T @ inner)) / (2.0 * self._lam2)
+            out = np.asarray(self._X.T @ inner)  # a new d x k array: updated in place
+            out *= -self._lam / (2.0 * self._lam2)
+            out += vector / (2.0 * self._lam2)
+            return out
         return vector / (2.0 * (self._lam * self._eigen[0][:, None] + self._lam2))
 
     def for_weights(self, Ht):

@@ -326,6 +326,11 @@ def test_with_feature_grams(make_problem):
     wide, _, _ = make_problem(seed=3, n=20, d=60, sparse=True)
     wide_attached = obj.with_feature_grams(wide)
     assert wide_attached.gram is None and wide_attached.group_grams is None
+    # ... and X is stored by columns, the same matrix.
+    assert wide_attached.X.format == "csc"
+    assert (wide_attached.X != wide.X).nnz == 0
+    tall, _, _ = make_problem(seed=3, n=200, d=60, sparse=True)
+    assert obj.with_feature_grams(tall).X.format == tall.X.format
 
 
 # --- the basic model on second moments (every label observed) ------------------------------

@@ -110,15 +110,33 @@ def _solve_block(block, problem, start, options):
     # Stationary up to rounding (e.g. the Z cost is constant on the sphere with one label).
     if start_norm <= 1e-10 * np.linalg.norm(start_grad):
         return start, 0.0
-    try:
-        result = problems.run_optimizer(block_optimizer(options.optimizer, block), problem,
-                                        start, options.block_max_iter,
-                                        options.block_rtol * start_norm, options.max_inner)
-    except ZeroDivisionError:  # pymanopt's CG on an exactly vanishing gradient
-        return start, 0.0
-    if result.cost > start_cost:
+    name = block_optimizer(options.optimizer, block)
+    result = _run(name, problem, start, start_norm, options)
+    # pymanopt's conjugate gradients give up when 10 halvings of the first trial step (of
+    # unit length) do not decrease the cost: near a Z whose gradient is small next to its
+    # curvature (large lam3, lam4) they leave it unchanged, visit after visit. Trust
+    # regions scale their steps by the Hessian; the automatic choice falls back on them.
+    if ((result is None or result.cost >= start_cost) and name != "trust_regions"
+            and _is_automatic(options.optimizer, block)):
+        result = _run("trust_regions", problem, start, start_norm, options)
+    if result is None or result.cost > start_cost:
         return start, 0.0
     return result.point, start_cost - result.cost
+
+
+def _run(name, problem, start, start_norm, options):
+    """One optimizer run on a block; None when pymanopt's CG divides by a vanishing
+    gradient."""
+    try:
+        return problems.run_optimizer(name, problem, start, options.block_max_iter,
+                                      options.block_rtol * start_norm, options.max_inner)
+    except ZeroDivisionError:
+        return None
+
+
+def _is_automatic(optimizer, block):
+    """Whether the block's optimizer is the ``"auto"`` choice, not one the user named."""
+    return optimizer == "auto" or (isinstance(optimizer, dict) and block not in optimizer)
 
 
 def _solve_and_free(block, problem, start, options):

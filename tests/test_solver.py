@@ -159,6 +159,28 @@ def test_solve_block_skips_stationary_start(data, monkeypatch):
     assert point is Z and decrease == 0.0
 
 
+def test_z_block_falls_back_on_trust_regions_where_cg_stalls():
+    """Near the minimizer the gradient is small next to the curvature: pymanopt's CG tries a
+    unit step, halves it 10 times, finds no decrease and stops. The automatic choice must
+    still take the block most of the way down, and keep unit rows."""
+    rng = np.random.default_rng(0)
+    U = rng.standard_normal((8, 3))
+    B = np.stack([A @ A.T for A in rng.standard_normal((2, 3, 3))])
+    Z = rng.standard_normal((2, 8, 3))
+    Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
+    problem = problems.z_problem(U, B, Z.shape)
+    best = problems.run_optimizer("trust_regions", problem, Z, 1000, 1e-12, 50).point
+    start = best + 1e-4 * rng.standard_normal(best.shape)
+    start /= np.linalg.norm(start, axis=-1, keepdims=True)
+    gap = problem.cost_and_gradient(start)[0] - problem.cost_and_gradient(best)[0]
+    assert gap > 0
+    cg_only = SolverOptions(optimizer={"Z": "conjugate_gradient"})
+    _, cg_drop = solver._solve_block("Z", problem, start, cg_only)
+    point, drop = solver._solve_block("Z", problem, start, SolverOptions())
+    assert drop >= cg_drop and drop > 0.9 * gap
+    np.testing.assert_allclose(np.linalg.norm(point, axis=-1), 1.0, rtol=1e-12)
+
+
 def test_block_optimizer_choice():
     assert solver.block_optimizer("auto", "Z") == "conjugate_gradient"
     assert solver.block_optimizer("auto", "U") == "trust_regions"

@@ -29,8 +29,9 @@ class SolverOptions:
         pymanopt optimizer ("trust_regions", "conjugate_gradient" or "steepest_descent") of
         every block, or a dict from block name ("U", "V", "W", "Z") to optimizer; missing
         blocks take the ``"auto"`` choice, the fastest measured: preconditioned trust regions
-        for the quadratic U, V and W blocks, conjugate gradients for Z. ``"steepest_descent"``
-        with ``v_closed_form=False`` mirrors the paper's Manopt.
+        for the quadratic U, V and W blocks, conjugate gradients for Z (with trust regions
+        for a visit where they leave a non-stationary Z unchanged, see `_solve_block`).
+        ``"steepest_descent"`` with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool
         Solve the V block by the paper's column-wise closed form (exact and fast).
     block_max_iter : int

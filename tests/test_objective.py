@@ -329,8 +329,10 @@ def test_with_feature_grams(make_problem):
     # ... and X is stored by columns, the same matrix.
     assert wide_attached.X.format == "csc"
     assert (wide_attached.X != wide.X).nnz == 0
+    # More samples than features: products through X (no room for X^T X) keep its rows.
     tall, _, _ = make_problem(seed=3, n=200, d=60, sparse=True)
-    assert obj.with_feature_grams(tall).X.format == tall.X.format
+    tall_attached = obj.with_feature_grams(tall, memory_limit=8)
+    assert tall_attached.gram is None and tall_attached.X.format == tall.X.format == "csr"
 
 
 # --- the basic model on second moments (every label observed) ------------------------------

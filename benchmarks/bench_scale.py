@@ -174,15 +174,15 @@ def strong_section(args):
     print("\n## Strong correlation weights on Enron (ratio to the default weights)")
     X, Y = training_data("enron", args.data_dir, args.seed)
     default, model, _ = timed_fit(lambda: GLOCAL(random_state=args.seed), X, Y, args.repeats)
-    print(f"{'weights':<22}{'fit s':>8}{'ratio':>7}{'init':>6}{'outer':>6}{'capped':>7}"
+    print(f"{'weights':<22}{'fit s':>9}{'ratio':>9}{'init':>6}{'outer':>6}{'capped':>7}"
           f"{'objective':>12}")
-    print(f"{'default (1e-3, 1e-3)':<22}{default:>8.2f}{1.0:>7.2f}{model.n_init_iter_:>6}"
+    print(f"{'default (1e-3, 1e-3)':<22}{default:>9.2f}{1.0:>9.2f}{model.n_init_iter_:>6}"
           f"{model.n_iter_:>6}{'':>7}{model.objective_history_[-1]:>12.2f}")
     for label, weights in [("lam3=1e3", dict(lam3=1e3)), ("lam4=1e3", dict(lam4=1e3)),
                            ("lam3=lam4=1e3", dict(lam3=1e3, lam4=1e3))]:
         seconds, model, capped = timed_fit(lambda: GLOCAL(random_state=args.seed, **weights),
                                            X, Y, args.repeats)
-        print(f"{label:<22}{seconds:>8.2f}{seconds / default:>7.2f}{model.n_init_iter_:>6}"
+        print(f"{label:<22}{seconds:>9.2f}{seconds / default:>9.2f}{model.n_init_iter_:>6}"
               f"{model.n_iter_:>6}{'yes' if capped else 'no':>7}"
               f"{model.objective_history_[-1]:>12.2f}", flush=True)
 

@@ -643,6 +643,13 @@ def v_column_hessians(U, V, data, curvature=None):
     return blocks + (data.lam + data.v_weight) * np.eye(k)
 
 
+def v_mean_column_hessian(U, curvature, data):
+    """The mean over columns of `v_column_hessians` (halved), one k x k matrix:
+    U^T Diag(s) U + (lam + lam_v) I, with s the row means of ``curvature``."""
+    mean_curvature = np.asarray(curvature.mean(axis=1)).ravel()
+    return U.T @ (mean_curvature[:, None] * U) + (data.lam + data.v_weight) * np.eye(U.shape[1])
+
+
 def v_decrease(V, V_new, U, data):
     """Eq. ``uv``'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
 

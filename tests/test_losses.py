@@ -132,6 +132,8 @@ def test_block_hessians_are_the_hessp_blocks(case):
     D = rng.standard_normal(V.shape)
     blocks = obj.v_column_hessians(U, V, data)
     close(2.0 * np.einsum("iab,bi->ai", blocks, D), obj.v_hessp(D, U, data, V=V))
+    close(obj.v_mean_column_hessian(U, obj.label_curvature(U, V, data), data),
+          blocks.mean(axis=0))
     E = rng.standard_normal(U.shape)
     row_blocks = obj.u_loss_row_hessians(V, data, U)
     close(2.0 * np.einsum("lab,lb->la", row_blocks, E), obj.u_loss_hessp(E, V, Z, None, data, U))

@@ -190,7 +190,7 @@ def strong_section(args):
 def losses_section(args):
     print("\n## The squared-hinge design at rho = 0.7 against BR on the same observed entries")
     print(f"{'data':<12}{'l':>5}{'k':>5}{'sq. hinge s':>12}{'squared s':>10}{'BR s':>8}"
-          f"{'ratio':>7}{'init':>6}{'outer':>6}{'capped':>7}")
+          f"{'ratio':>7}{'init':>6}{'outer':>6}{'capped':>7}{'objective':>12}")
     for name in args.loss_datasets.split(","):
         X, Y = training_data(name, args.data_dir, args.seed)
         observed = sample_observed(Y, 0.7, random_state=args.seed)
@@ -202,8 +202,8 @@ def losses_section(args):
                                            X, observed, args.repeats)
         print(f"{name:<12}{Y.shape[1]:>5}{design['n_latent']:>5}{seconds:>12.2f}"
               f"{squared_time:>10.2f}{br_time:>8.2f}{seconds / br_time:>7.2f}"
-              f"{model.n_init_iter_:>6}{model.n_iter_:>6}{'yes' if capped else 'no':>7}",
-              flush=True)
+              f"{model.n_init_iter_:>6}{model.n_iter_:>6}{'yes' if capped else 'no':>7}"
+              f"{model.objective_history_[-1]:>12.2f}", flush=True)
 
 
 SECTIONS = {"ratio": ratio_section, "scaling": scaling_section, "memory": memory_section,

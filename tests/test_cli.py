@@ -460,3 +460,68 @@ def test_worker_processes_print_warnings_on_one_line():
     assert 2 <= len(lines) <= 4, lines  # each text once per worker process
     assert all(line in ("glocal reproduce: warning: fold 0 warns",
                         "glocal reproduce: warning: fold 1 warns") for line in lines), lines
+
+
+def _damaged_files(tmp):
+    """Damaged data files of each format, with what the error must say."""
+    from scipy.io import savemat
+
+    X = np.random.default_rng(0).random((20, 5))
+    savemat(tmp / "sound.mat", {"data": X, "target": np.eye(20, 3)}, do_compression=True)
+    sound = (tmp / "sound.mat").read_bytes()
+    files = {
+        "corrupt.mat": (sound[:300] + bytes(b ^ 0xFF for b in sound[300:340]) + sound[340:],
+                        "damaged"),
+        "header.mat": (sound[:100], "damaged"),
+        "cut.mat": (sound[:len(sound) // 2], "damaged"),
+        "overflow.svm": (b"0 3000000000:0.5\n", "malformed svmlight file"),
+        "huge.svm": (b"2000000000 1:0.5\n" * 8, "label matrix"),
+        "cut.svm": (b"0 1:0.5\n1 2:", "cut short"),
+    }
+    savemat(tmp / "complex.mat", {"data": np.ones((4, 2)) + 1j, "target": np.eye(4, 2)})
+    for name, (data, _) in files.items():
+        (tmp / name).write_bytes(data)
+    return {tmp / name: message for name, (_, message) in files.items()} | {
+        tmp / "complex.mat": "complex numbers"}
+
+
+def test_damaged_data_files_are_one_line_naming_the_file(tmp_path, capsys):
+    for path, message in _damaged_files(tmp_path).items():
+        assert main(["fit", str(path), "--model", str(tmp_path / "m.skops")]) == 2, path
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(path) in err[0] and message in err[0], err
+
+
+def test_svmlight_index_base_of_the_training_file_is_kept(tmp_path, capsys):
+    # Trained with a 0 index; the new file has no 0 index but is read the same way.
+    (tmp_path / "train.svm").write_text("".join(
+        f"{i % 2} 0:{1 + i % 3} 1:{i % 2 + 0.5} 2:{i % 5}\n" for i in range(30)))
+    (tmp_path / "new.svm").write_text(" 1:1.5 2:3\n")
+    (tmp_path / "same.svm").write_text(" 0:0 1:1.5 2:3\n")
+    assert main(["fit", str(tmp_path / "train.svm"), "--model", str(tmp_path / "m.skops"),
+                 "--n-latent", "1", "--n-groups", "1"]) == 0
+    for name in ("new", "same"):
+        assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / f"{name}.svm"),
+                     "--out", str(tmp_path / f"{name}.csv")]) == 0
+    assert (tmp_path / "new.csv").read_text() == (tmp_path / "same.csv").read_text()
+    # Trained 1-based: a file with index 0 is refused, not shifted.
+    (tmp_path / "one.svm").write_text("".join(
+        f"{i % 2} 1:{1 + i % 3} 2:{i % 2 + 0.5} 3:{i % 5}\n" for i in range(30)))
+    assert main(["fit", str(tmp_path / "one.svm"), "--model", str(tmp_path / "one.skops"),
+                 "--n-latent", "1", "--n-groups", "1"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "one.skops"), str(tmp_path / "same.svm"),
+                 "--out", str(tmp_path / "x.csv")]) == 2
+    assert "feature index 0" in capsys.readouterr().err
+
+
+def test_a_damaged_chunk_is_named(tmp_path, capsys):
+    pytest.importorskip("dask.array")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    np.save(parts / "X_0.npy", np.ones((20, 3)))
+    np.save(parts / "Y_0.npy", np.eye(20, 2))
+    (parts / "X_0.npy").write_bytes((parts / "X_0.npy").read_bytes()[:200])
+    assert main(["fit", str(parts), "--model", str(tmp_path / "m.skops")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(parts / "X_0.npy") in err, err

@@ -4,13 +4,12 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold, ParameterGrid, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _validation
 from ._base import MultiLabelMixin
@@ -190,9 +189,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         candidates = list(ParameterGrid(self._grid()))
         for params in candidates:  # unknown names or values fail here, before any fit
             clone(base).set_params(**params)
+        _check_feature_names(self, X, reset=True)
         X = _validation.check_features(X)
         _validation.check_labels(Y, X.shape[0], warn=False)
-        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
+        Y = _validation.dense_labels(Y).astype(float)  # pandas nullable frames too
         if groups is not None:
             groups = _validation.check_groups(groups, X.shape[0])
         folds = self._folds(X)
@@ -267,6 +267,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     def decision_function(self, X):
         """Label scores of the refitted best setting, shape (n_samples, n_labels)."""
         check_is_fitted(self, "best_estimator_")
+        _check_feature_names(self, X, reset=False)
         return self.best_estimator_.decision_function(X)
 
 

@@ -2,12 +2,14 @@
 inputs of every accepted kind, either fits with finite scores (and unit-norm rows of Z for the
 GLOCAL family) or refuses the input with a ValueError / TypeError that names it.
 
-Inputs: random shapes; X dense (float64, float32, int, bool) or sparse (CSR, CSC, COO),
+Inputs: random shapes; X dense (float64, float32, int, bool), nested lists, or sparse
+(CSR with 32- or 64-bit indices, CSC, COO),
 sometimes holding NaN or infinity; label matrices with empty and full columns, missing
 entries in random patterns (up to all of a column, or all of Y), as float, bool, or object
 arrays with None for missing (and pandas nullable frames for the label encodings). Also: a
 results file of `glocal reproduce` cut anywhere or given a random line yields only the runs
-written, reporting what it leaves out.
+written, reporting what it leaves out; a data file (ARFF, .mat, svmlight) cut, overwritten
+or given bytes anywhere loads or is refused by one line naming it.
 """
 
 import csv
@@ -48,8 +50,14 @@ def problems(draw):
     dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, bool]))
     if dtype is not np.float64 and np.isfinite(values).all():
         values = values.astype(dtype)
-    layout = draw(st.sampled_from(["dense", "csr", "csc", "coo"]))
-    X = values if layout == "dense" else sp.coo_matrix(values).asformat(layout)
+    layout = draw(st.sampled_from(["dense", "csr", "csc", "coo", "csr64", "list"]))
+    if layout == "list":
+        X = values.tolist()
+    elif layout == "csr64":  # 64-bit indices, as scipy makes for some inputs
+        X = sp.csr_matrix(values)
+        X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    else:
+        X = values if layout == "dense" else sp.coo_matrix(values).asformat(layout)
 
     Y = draw(arrays(np.float64, (n, n_labels), elements=st.sampled_from([0.0, 1.0])))
     columns = draw(st.lists(st.sampled_from(["empty", "full", "random"]), min_size=n_labels,
@@ -88,7 +96,7 @@ def test_every_estimator_fits_finitely_or_names_the_bad_input(name, problem):
             return
         scores = model.decision_function(X)
     event("fitted")
-    assert scores.shape == (X.shape[0], np.shape(Y)[1])
+    assert scores.shape == (np.shape(X)[0], np.shape(Y)[1])
     assert np.isfinite(scores).all()
     # The scores do not depend on the layout or dtype X comes in.
     dense = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)

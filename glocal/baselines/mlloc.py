@@ -179,7 +179,8 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         M = np.ones_like(Ys) if J is None else J.T.copy()  # observed entries
         n, d = X.shape
 
-        groups = kmeans_groups(Ys, min(self.n_groups, n), random_state=self.random_state)
+        _validation.check_n_groups(self.n_groups, n)
+        groups = kmeans_groups(Ys, self.n_groups, random_state=self.random_state)
         m = int(groups.max()) + 1
         C = np.zeros((n, m))
         C[np.arange(n), groups] = 1.0

@@ -8,8 +8,8 @@ import joblib
 import numpy as np
 import pytest
 import skops.io as sio
-from sklearn.datasets import dump_svmlight_file
 from sklearn.linear_model import LinearRegression
+from test_cli import _svmlight
 
 import glocal
 from glocal import GLOCAL
@@ -31,11 +31,8 @@ class _RunsCode:
 def fitted(tmp_path_factory):
     """A model fitted by `glocal fit`, its training file and a file to score."""
     tmp = tmp_path_factory.mktemp("model")
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((60, 5)) + 1
-    Y = (X[:, :3] > 1).astype(int)
-    dump_svmlight_file(X[:40], Y[:40], str(tmp / "train.svm"), multilabel=True)
-    dump_svmlight_file(X[40:], Y[40:], str(tmp / "test.svm"), multilabel=True)
+    _svmlight(tmp / "train.svm", 0, n=40, d=5)
+    _svmlight(tmp / "test.svm", 1, n=20, d=5)
     assert main(["fit", str(tmp / "train.svm"), "--model", str(tmp / "m.skops"),
                  "--n-latent", "2", "--max-iter", "3"]) == 0
     return tmp

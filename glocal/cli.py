@@ -613,8 +613,8 @@ def main(argv=None):
         print(f"glocal {args.command}: error: {_error(exc)}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # e.g. a data file asking for more than the machine has
-        print(f"glocal {args.command}: error: out of memory: {_error(exc) or 'no details'}",
-              file=sys.stderr)
+        reason = _error(exc) or "the data or the model needs more than is available"
+        print(f"glocal {args.command}: error: out of memory: {reason}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"glocal {args.command}: interrupted", file=sys.stderr)

@@ -101,7 +101,7 @@ def load_model(path, *, other_version="error"):
         head = file.read(4)
     if not head.startswith(b"PK"):
         kind = ("a pickle or joblib file, which glocal does not load because loading one "
-                "runs the code it holds" if head[:1] in _PICKLE_OPCODES
+                "runs the code it holds; fit the model again" if head[:1] in _PICKLE_OPCODES
                 else "not a skops zip file")
         raise ValueError(f"'{path}' {_NOT_A_MODEL}: {kind}")
     try:

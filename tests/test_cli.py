@@ -525,3 +525,18 @@ def test_a_damaged_chunk_is_named(tmp_path, capsys):
     assert main(["fit", str(parts), "--model", str(tmp_path / "m.skops")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(parts / "X_0.npy") in err, err
+
+
+def test_out_of_memory_is_one_line(files, capsys, monkeypatch):
+    import glocal.cli
+
+    tmp, train, _ = files
+
+    def too_big(args):
+        raise MemoryError()
+
+    monkeypatch.setattr(glocal.cli, "_fit", too_big)
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == ("glocal fit: error: out of memory: the data or the model needs more "
+                    "than is available")

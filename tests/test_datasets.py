@@ -422,7 +422,7 @@ def test_complex_mat_is_refused(tmp_path, key):
 
 @pytest.mark.parametrize("text, message", [
     ("0 3000000000:0.5\n", "malformed svmlight file"),  # OverflowError inside scikit-learn
-    ("2000000000 1:0.5\n" * 8, "more than the machine's memory"),  # a 120 GiB label matrix
+    ("2000000000 1:0.5\n" * 8, "a quarter of the machine's memory"),  # 120 GiB of labels
     ("0 1:0.5\n1 2:0.5e", "the last row is cut short"),
     ("0 1:0.5\n1 2:", "the last row is cut short"),
     ("0 1:0.5\n1 2", "the last row is cut short"),

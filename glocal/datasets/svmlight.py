@@ -42,7 +42,7 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
     ValueError
         If a file is malformed (a cut last row included), a label is not an integer in
         ``[0, n_labels)``, an index is 0 with ``index_base=1``, or the label numbers ask
-        for a label matrix larger than the memory of the machine.
+        for a label matrix larger than a quarter of the memory of the machine.
     """
     paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     shown = " / ".join(str(path) for path in paths)
@@ -139,10 +139,12 @@ def _indicator(label_sets, n_labels, paths):
     if n_labels is None:
         n_labels = int(labels.max()) + 1 if labels.size else 0
         need = len(label_sets) * n_labels * np.dtype(int).itemsize
-        if need > _memory():
+        # A fit holds several arrays of the label matrix's size (floats, signs, mask).
+        if need > _memory() / 4:
             raise ValueError(f"{shown}: label {int(labels.max())} asks for {n_labels} label "
                              f"columns, a label matrix of {need / 2**30:.3g} GiB, more than "
-                             "the machine's memory (labels number the columns from 0)")
+                             "a quarter of the machine's memory (labels number the columns "
+                             "from 0)")
     elif labels.size and labels.max() >= n_labels:
         raise ValueError(f"{shown}: label {labels.max()} is out of range for n_labels={n_labels}")
     labels = labels.astype(np.intp)

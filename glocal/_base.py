@@ -4,7 +4,13 @@ import warnings
 
 import numpy as np
 from sklearn.base import MultiOutputMixin
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
+
+try:
+    from sklearn.utils.validation import _check_feature_names
+except ImportError:  # scikit-learn < 1.6, where it is a method of BaseEstimator
+    def _check_feature_names(estimator, X, *, reset):
+        estimator._check_feature_names(X, reset=reset)
 
 from . import _validation
 

@@ -9,10 +9,10 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold, ParameterGrid, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
-from ._base import MultiLabelMixin
+from ._base import MultiLabelMixin, _check_feature_names
 from .estimator import GLOCAL
 from .metrics import observed_average_precision_scorer
 from .solver import SolverOptions

@@ -187,7 +187,10 @@ def missing_labels(out):
         "the simplest strong baseline, one linear SVM per label (BR, "
         ":class:`glocal.baselines.BR`) trained on the rows where that label is observed? The "
         "paper does not run that baseline. This study compares with it the paper's model "
-        "and the design :class:`glocal.GLOCALCV` tunes (see :doc:`../missing_labels`).", "",
+        "and the design :class:`glocal.GLOCALCV` tunes (see :doc:`../missing_labels`).", ""]
+    lines += _figure("missing_labels_vs_br.png",
+                     "Test Ap minus BR's, mean over splits, on the paper's 8 datasets.")
+    lines += [
         "**Protocol.** Random 60/40 splits of each dataset "
         "(:func:`glocal.protocol.random_splits`, seed 0); on each training set a fraction "
         "ρ of each label's entries observed (:func:`glocal.protocol.sample_observed`); "
@@ -211,8 +214,6 @@ def missing_labels(out):
     for rho in RHOS:
         at_least, better, worse, n = _counts(tuned, PAPER_DATASETS, rho)
         summary.append([f"{_rho(rho)}", f"{at_least} of {n}", better, worse])
-    lines += _figure("missing_labels_vs_br.png",
-                     "Test Ap minus BR's, mean over splits, on the paper's 8 datasets.")
     lines += ["GLOCALCV against BR on the paper's 8 datasets, 10 splits each "
               "(datasets where its mean Ap is at least BR's, significantly better, "
               "significantly worse):", ""]
@@ -358,7 +359,10 @@ def reproduction(out):
     lines = _title("Reproduction of the paper's tables")
     lines += [
         "**Question.** Do the paper's results hold when its protocol is rerun, with every "
-        "competitor tuned the same way?", "",
+        "competitor tuned the same way?", ""]
+    lines += _figure("reproduction.png", "Test Ap of every method with every label "
+                     "observed (left) and GLOCAL's gap to BR as labels go missing (right).")
+    lines += [
         "**Protocol** (``glocal reproduce``): the paper's 8 datasets; 10 random 60/40 "
         "splits; observed fractions ρ = 1, 0.7 and 0.3 by the authors' sampler; every "
         "method's hyperparameters by 5-fold cross-validation on each training set "
@@ -377,8 +381,6 @@ def reproduction(out):
         f"{len(small)}; ``glocal reproduce`` also writes a ``report.md`` with every table "
         "and the paper's numbers beside ours.", ""]
     lines += _title("Result", "-")
-    lines += _figure("reproduction.png", "Test Ap of every method with every label "
-                     "observed (left) and GLOCAL's gap to BR as labels go missing (right).")
 
     # GLOCAL against the paper's GLOCAL, full labels.
     table = []
@@ -518,11 +520,11 @@ def performance(out):
     lines = _title("Performance: time and memory")
     lines += [
         "**Question.** What does a GLOCAL fit cost, against a one-vs-rest linear SVM (BR) "
-        "and against ridge regression, as the samples, features and labels grow?", "",
-        HARDWARE, " Single fits vary by about ±20 % between runs.", ""]
-    lines += _title("Result", "-")
+        "and against ridge regression, as the samples, features and labels grow?", ""]
     lines += _figure("performance.png", "Left: CPU time of one GLOCAL fit over one BR fit "
                      "on the same data. Right: fit time against the number of samples.")
+    lines += [HARDWARE + " Single fits vary by about ±20 % between runs.", ""]
+    lines += _title("Result", "-")
     table = [[r["dataset"], f"{r['n_train']} × {r['n_features']} × {r['n_labels']}",
               r["ratio_rho_1"], r["ratio_rho_0.3"]] for r in ratio]
     lines += ["**Against BR** (``python benchmarks/bench_scale.py --sections ratio``; one "

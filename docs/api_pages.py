@@ -1,7 +1,7 @@
 """Write the API reference page: the public names of every public module.
 
-A module's public names are its ``__all__``; constants (upper-case names) are described in
-the pages of the functions that use them. ``__all__`` is read from the module's source,
+A module's public names are the classes and functions of its ``__all__``; constants are
+described in the pages of the functions that use them. ``__all__`` is read from the module's source,
 not by importing it, so that writing the page needs no optional extra (``glocal.dask_backend``
 imports dask; autodoc imports it with dask mocked, see ``conf.py``).
 
@@ -34,15 +34,25 @@ def _source(module_name):
     return (path / "__init__.py") if path.is_dir() else path.with_suffix(".py")
 
 
+def _defined():
+    """The names of the package's classes and functions (``class`` and ``def`` statements)."""
+    names = set()
+    for path in (ROOT / "glocal").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                names.add(node.name)
+    return names
+
+
 def public_names(module_name):
-    """The documented names of one module: its ``__all__`` without constants."""
+    """The documented names of one module: the classes and functions of its ``__all__``."""
     tree = ast.parse(_source(module_name).read_text())
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and getattr(node.targets[0], "id", None) == "__all__"):
-            names = ast.literal_eval(node.value)
-            return [name for name in names
-                    if not name.startswith("_") and not name.isupper()]
+            defined = _defined()
+            return [name for name in ast.literal_eval(node.value)
+                    if not name.startswith("_") and name in defined]
     raise ValueError(f"{module_name} has no __all__: say which of its names are public")
 
 

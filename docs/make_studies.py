@@ -100,10 +100,16 @@ def _figure(name, caption):
             f"   :alt: {caption}", "", f"   {caption}", ""]
 
 
-def _save(figure, out, name):
+def _page_start(figure, out, name, title, question, caption):
+    """Save a study's figure; the page's title, question and figure."""
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
     (out / "images").mkdir(parents=True, exist_ok=True)
     figure.savefig(out / "images" / name, dpi=110, bbox_inches="tight",
                    metadata={"Software": None})  # no version stamp: reruns give the same file
+    plt.close(figure)
+    return _title(title) + [f"**Question.** {question}", ""] + _figure(name, caption)
 
 
 # --- missing labels against BR ---------------------------------------------------------------
@@ -176,20 +182,16 @@ def missing_labels(out):
         ax.set_ylabel("test Ap − BR's test Ap")
         ax.grid(axis="y", alpha=0.3)
     axes[0].legend(fontsize=8, title="observed fraction", title_fontsize=8)
-    figure.suptitle("Hatched: significant (paired t-test at 95 %)", fontsize=9, y=0.02)
-    figure.tight_layout(rect=(0, 0.04, 1, 1))
-    _save(figure, out, "missing_labels_vs_br.png")
-    plt.close(figure)
-
-    lines = _title("Missing labels: GLOCAL against one-vs-rest LinearSVC")
-    lines += [
-        "**Question.** When labels are missing, does GLOCAL rank the test labels better than "
-        "the simplest strong baseline, one linear SVM per label (BR, "
-        ":class:`glocal.baselines.BR`) trained on the rows where that label is observed? The "
-        "paper does not run that baseline. This study compares with it the paper's model "
-        "and the design :class:`glocal.GLOCALCV` tunes (see :doc:`../missing_labels`).", ""]
-    lines += _figure("missing_labels_vs_br.png",
-                     "Test Ap minus BR's, mean over splits, on the paper's 8 datasets.")
+    lines = _page_start(
+        figure, out, "missing_labels_vs_br.png",
+        "Missing labels: GLOCAL against one-vs-rest LinearSVC",
+        "When labels are missing, does GLOCAL rank the test labels better than the simplest "
+        "strong baseline, one linear SVM per label (BR, :class:`glocal.baselines.BR`) "
+        "trained on the rows where that label is observed? The paper does not run that "
+        "baseline. This study compares with it the paper's model and the design "
+        ":class:`glocal.GLOCALCV` tunes (see :doc:`../missing_labels`).",
+        "Test Ap minus BR's, mean over splits, on the paper's 8 datasets; hatched where "
+        "the paired t-test is significant at 95 %.")
     lines += [
         "**Protocol.** Random 60/40 splits of each dataset "
         "(:func:`glocal.protocol.random_splits`, seed 0); on each training set a fraction "
@@ -352,16 +354,11 @@ def reproduction(out):
     axes[1].set_title("The paper's model against BR as labels go missing", fontsize=10)
     axes[1].legend(fontsize=7, ncol=2)
     axes[1].grid(alpha=0.3)
-    figure.tight_layout()
-    _save(figure, out, "reproduction.png")
-    plt.close(figure)
-
-    lines = _title("Reproduction of the paper's tables")
-    lines += [
-        "**Question.** Do the paper's results hold when its protocol is rerun, with every "
-        "competitor tuned the same way?", ""]
-    lines += _figure("reproduction.png", "Test Ap of every method with every label "
-                     "observed (left) and GLOCAL's gap to BR as labels go missing (right).")
+    lines = _page_start(
+        figure, out, "reproduction.png", "Reproduction of the paper's tables",
+        "Do the paper's results hold when its protocol is rerun, with every competitor "
+        "tuned the same way?", "Test Ap of every method with every label observed (left) "
+        "and GLOCAL's gap to BR as labels go missing (right).")
     lines += [
         "**Protocol** (``glocal reproduce``): the paper's 8 datasets; 10 random 60/40 "
         "splits; observed fractions ρ = 1, 0.7 and 0.3 by the authors' sampler; every "
@@ -513,16 +510,12 @@ def performance(out):
     axes[1].set_title("Fit time against n", fontsize=10)
     axes[1].legend(fontsize=8)
     axes[1].grid(alpha=0.3, which="both")
-    figure.tight_layout()
-    _save(figure, out, "performance.png")
-    plt.close(figure)
-
-    lines = _title("Performance: time and memory")
-    lines += [
-        "**Question.** What does a GLOCAL fit cost, against a one-vs-rest linear SVM (BR) "
-        "and against ridge regression, as the samples, features and labels grow?", ""]
-    lines += _figure("performance.png", "Left: CPU time of one GLOCAL fit over one BR fit "
-                     "on the same data. Right: fit time against the number of samples.")
+    lines = _page_start(
+        figure, out, "performance.png", "Performance: time and memory",
+        "What does a GLOCAL fit cost, against a one-vs-rest linear SVM (BR) and against "
+        "ridge regression, as the samples, features and labels grow?", "Left: CPU time of "
+        "one GLOCAL fit over one BR fit on the same data. Right: fit time against the "
+        "number of samples.")
     lines += [HARDWARE + " Single fits vary by about ±20 % between runs.", ""]
     lines += _title("Result", "-")
     table = [[r["dataset"], f"{r['n_train']} × {r['n_features']} × {r['n_labels']}",

@@ -10,9 +10,8 @@ left out.
 """
 
 import ast
+import importlib.util
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
 
 MODULES = {
     "glocal": "The estimators",
@@ -30,14 +29,14 @@ MODULES = {
 
 
 def _source(module_name):
-    path = ROOT.joinpath(*module_name.split("."))
-    return (path / "__init__.py") if path.is_dir() else path.with_suffix(".py")
+    """The module's file, found without running the module (only its package)."""
+    return Path(importlib.util.find_spec(module_name).origin)
 
 
 def _defined():
     """The names of the package's classes and functions (``class`` and ``def`` statements)."""
     names = set()
-    for path in (ROOT / "glocal").rglob("*.py"):
+    for path in _source("glocal").parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
                 names.add(node.name)

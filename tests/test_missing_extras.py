@@ -51,3 +51,21 @@ def test_chunk_fit_without_dask_names_the_dask_extra(tmp_path):
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [
         'glocal fit: error: dask is not installed; pip install "glocal[dask]"']
+
+
+@pytest.mark.slow
+def test_figures_without_matplotlib_say_how_to_install_it(tmp_path):
+    code = """
+import sys
+sys.modules["matplotlib"] = None
+from glocal.plotting import plot_convergence
+try:
+    plot_convergence({"objective": [3.0, 2.0, 1.0]})
+except ModuleNotFoundError as exc:
+    print(exc.name, exc)
+"""
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120, env={"PYTHONPATH": str(REPO),
+                                                         "PATH": "/usr/bin:/bin"})
+    assert result.stdout.strip() == (
+        'matplotlib.figure figures need matplotlib: pip install "glocal[plot]"'), result.stderr

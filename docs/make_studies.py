@@ -164,7 +164,7 @@ def missing_labels(out):
     splits = {key: len(diff) for key, (diff, *_) in tuned.items()}
 
     # The figure: test Ap minus BR's per dataset and rho, the tuned design and the paper's.
-    figure, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=False)
+    figure, axes = plt.subplots(2, 1, figsize=(8, 7.5))
     width = 0.27
     for ax, paired, title in [(axes[0], tuned, "GLOCALCV (squared hinge) − BR"),
                               (axes[1], default, "the paper's model at its defaults − BR")]:
@@ -332,7 +332,7 @@ def reproduction(out):
         return np.mean(list(values[key].values())) if key in values else np.nan
 
     # The figure: test Ap of every method at full labels, and GLOCAL - BR against rho.
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+    figure, axes = plt.subplots(2, 1, figsize=(8, 8))
     x = np.arange(len(PAPER_DATASETS))
     for i, method in enumerate(methods):
         ap = [mean(test_ap, (d, 1.0, method)) for d in PAPER_DATASETS]
@@ -490,7 +490,7 @@ def performance(out):
     slope_fit = np.polyfit(np.log(n), np.log(fit), 1)[0]
     slope_solver = np.polyfit(np.log(n), np.log(solver), 1)[0]
 
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+    figure, axes = plt.subplots(2, 1, figsize=(8, 8))
     x = np.arange(len(ratio))
     for i, (key, label) in enumerate([("ratio_rho_1", "every label observed"),
                                       ("ratio_rho_0.3", "30 % observed")]):

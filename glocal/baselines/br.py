@@ -4,8 +4,9 @@ import warnings
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.svm import LinearSVC
+from sklearn.svm._base import _fit_liblinear
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
@@ -62,6 +63,10 @@ class BR(MultiLabelMixin, BaseEstimator):
         """
         label_names = getattr(Y, "columns", None)
         X, Y_signed, J = self._check_training_data(X, Y, warn=False)
+        # liblinear copies X into its own sparse rows for every label: from CSR that copy
+        # reads the non-zeros only (from dense X it scans every entry, and drops the zeros,
+        # so the problem liblinear solves is the same).
+        X_csr = X if sp.issparse(X) else sp.csr_matrix(X)
         rng = check_random_state(self.random_state)
         n_labels = Y_signed.shape[0]
         self.coef_ = np.zeros((n_labels, X.shape[1]))
@@ -75,8 +80,14 @@ class BR(MultiLabelMixin, BaseEstimator):
                 self.intercept_[j] = y[0] if y.size else 0.0
                 constant.append(j)
                 continue
-            svm = LinearSVC(C=self.C, random_state=seed).fit(X[rows], y)
-            self.coef_[j], self.intercept_[j] = svm.coef_[0], svm.intercept_[0]
+            X_j = X_csr if J is None else X_csr[rows]
+            # LinearSVC(C=C, dual="auto")'s fit without its checks of the inputs, done once
+            # above: the dual when the label has fewer rows than features, else the primal.
+            coef, intercept, _ = _fit_liblinear(
+                X_j, y, self.C, fit_intercept=True, intercept_scaling=1.0, class_weight=None,
+                penalty="l2", dual=bool(X_j.shape[0] < X_j.shape[1]), verbose=0,
+                max_iter=1000, tol=1e-4, random_state=seed, loss="squared_hinge")
+            self.coef_[j], self.intercept_[j] = coef[0], intercept[0]
         if constant:
             names = [label_names[j] if label_names is not None else j for j in constant]
             warnings.warn(f"BR: labels {names[:10]}{' ...' if len(names) > 10 else ''} have "

@@ -92,3 +92,27 @@ def test_each_label_is_exactly_linearsvc_on_its_rows(sparse):
     for j in range(Y.shape[1]):
         svm = LinearSVC(C=0.1, random_state=rng.randint(np.iinfo(np.int32).max))
         np.testing.assert_array_equal(model.coef_[j], svm.fit(X, 2 * Y[:, j] - 1).coef_[0])
+
+
+def test_rows_of_small_norm_take_the_dual_solver_whatever_their_number():
+    """Rows with 2 C (|x|^2 + 1) <= 1: the dual solver (LinearSVC(dual=True)), bit for bit,
+    also with more rows than features; a larger C, the primal as before."""
+    X, Y = _data(seed=7, n=200, d=8)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)  # |x| = 1: 2 C (1 + 1) <= 1 for C <= 0.25
+    for C, dual in [(0.2, True), (0.3, False)]:
+        model = BR(C=C, random_state=4).fit(X, Y)
+        rng = np.random.RandomState(4)
+        for j in range(Y.shape[1]):
+            svm = LinearSVC(C=C, dual=dual, random_state=rng.randint(np.iinfo(np.int32).max))
+            svm.fit(X, 2 * Y[:, j] - 1)
+            np.testing.assert_array_equal(model.coef_[j], svm.coef_[0])
+
+
+def test_a_solver_stopped_at_its_cap_warns_as_linearsvc_does():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from glocal.baselines.br import _fit_svm
+
+    X, Y = _data(seed=8, n=60, d=100)
+    with pytest.warns(ConvergenceWarning, match="failed to converge"):
+        _fit_svm(sp.csr_matrix(X), 2 * Y[:, 0] - 1, C=10.0, dual=True, seed=0, max_iter=1)

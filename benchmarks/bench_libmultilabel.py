@@ -28,8 +28,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before liblinear's OpenMP runtime loads
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402

@@ -1,5 +1,6 @@
 """The GLOCAL estimator: validate, call `glocal.solver.glocal_fit`, keep the arrays."""
 
+import hashlib
 import time
 import warnings
 from dataclasses import replace
@@ -75,7 +76,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
         when it was reached before ``tol``.
     init_max_iter : int, default=30
-        Maximum number of rounds of the warm start (the basic model, Eq. ``eqn:init``),
+        Maximum number of rounds of the basic-model initialisation (Eq. ``eqn:init``),
         with the same warning.
     tol : float, default=1e-4
         Relative decrease of the objective below which a loop stops.
@@ -90,8 +91,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         as there is no closed form, unless ``loss="squared"`` and ``class_weight=None``).
     solver_options : dict, default=None
         Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
-        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated warm
-        start. None of them changes the objective, only how it is minimized.
+        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated basic-model
+        initialisation. None of them changes the objective, only how it is minimized.
     fit_intercept : bool, default=False
         Not part of the paper's model. When True, a constant feature of value
         ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
@@ -146,17 +147,18 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     n_groups_ : int
         Number of groups actually used.
     objective_history_ : list of float
-        Eq. ``eqn:opt`` after the warm start and after every outer iteration.
+        Eq. ``eqn:opt`` after the basic-model initialisation and after every outer
+        iteration.
     init_objective_history_ : list of float
         The basic model's objective (Eq. ``eqn:init``) at the initial point and after every
-        warm-start round.
+        initialisation round.
     block_objective_history_ : ndarray of shape (n_iter_, 4)
         Eq. ``eqn:opt`` after the Z, V, U and W updates of every outer iteration (the
         paper's Figure 4 per block); the last column matches ``objective_history_[1:]``.
     n_iter_ : int
         Outer iterations run.
     n_init_iter_ : int
-        Warm-start rounds run.
+        Basic-model initialisation rounds run.
     local_correlations_ : ndarray of shape (n_groups_, n_labels, n_labels)
         Learned label correlations of each group, in [-1, 1]: 1 on the diagonal and
         ``-<z_i, z_j>`` off it. Z_m Z_m^T plays the role of a normalized Laplacian
@@ -167,7 +169,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1; computed when
         read, as ``local_correlations_``.
     fit_times_ : dict
-        Seconds spent in ``"clustering"``, ``"init"`` (warm start) and ``"main"`` (Algorithm 1).
+        Seconds spent in ``"clustering"``, ``"init"`` (basic-model
+        initialisation) and ``"main"`` (Algorithm 1).
     n_features_in_ : int
 
     Notes
@@ -206,7 +209,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                  normalize_rows=False, random_state=None, verbose=0):
         _store_params(self, locals())
 
-    def fit(self, X, Y, groups=None):
+    def fit(self, X, Y, groups=None, *, init=None, cache=None):
         """Fit the model.
 
         Parameters
@@ -225,6 +228,21 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         groups : array-like or dask array of shape (n_samples,), optional
             Group of every sample (e.g. from domain knowledge); k-means on X with
             ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).
+        init : fitted GLOCAL, GLObal or loCAL, or tuple (U, V, W, Z), default=None
+            Starting point of the fit instead of the basic model's own (see Notes): a
+            model fitted on the same labels and groups, e.g. at a nearby ``lam2`` (a
+            regularization path, as `glocal.GLOCALCV` walks), or arrays shaped as its
+            ``U_``, ``V_`` (None: W^T X), ``W_`` and ``Z_``. The estimator adapts W's
+            layout: the bias is carried over when both fits have ``fit_intercept``, starts
+            at zero when only this one has it, and is dropped otherwise. The init's ``V_``
+            is used when it has one column per sample of X, else V starts at W^T X. The
+            basic-model initialisation (``init_max_iter`` rounds) and Algorithm 1 then run
+            from it as usual.
+        cache : FitCache, default=None
+            Work shared by fits on the same X: the k-means groups and the feature second
+            moments X^T X (and X_m^T X_m per group), computed by the first fit that needs
+            them and reused by the next ones (see `FitCache`). Results are the same with
+            or without it.
 
         Returns
         -------
@@ -248,24 +266,17 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
         workers' memory: every pass then reads it instead of recomputing it).
         """
-        self._fit(X, Y, groups)
-        return self
-
-    def _fit(self, X, Y, groups=None, initial_point=None, cache=None):
-        """`fit`, optionally from a given point; returns the solver's `GlocalResult`.
-
-        ``initial_point`` (U, V, W, Z), W with the intercept row when ``fit_intercept``,
-        replaces the solver's initial point (`GLOCALCV` walks regularization paths this
-        way); the warm start and Algorithm 1 then run from it as usual. ``cache``, a dict
-        shared by fits on the same X, keeps what depends on X and the groups only: the
-        k-means groups and the feature second moments.
-        """
         rng = check_random_state(self.random_state)
+        if cache is not None and not isinstance(cache, FitCache):
+            raise ValueError(f"cache must be a glocal.estimator.FitCache, got "
+                             f"{type(cache).__name__}")
         if _validation.is_dask_array(X):
             data, groups, clustering_time = self._dask_data(X, Y, groups, rng)
         else:
             data, groups, clustering_time = self._in_memory_data(X, Y, groups, rng, cache)
         n_features = X.shape[1]
+        initial_point = None if init is None else self._initial_point(init, n_features,
+                                                                      data.Y.shape[1])
         options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
@@ -280,7 +291,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
-        self.intercept_ = (self.intercept_scaling * result.W[n_features] @ self.U_.T
+        # W's last row is the bias of the latent labels (the constant feature's weights);
+        # kept as it is so that a fit started from this one carries it over exactly.
+        self._bias_row = result.W[n_features] if self.fit_intercept else None
+        self.intercept_ = (self.intercept_scaling * self._bias_row @ self.U_.T
                            if self.fit_intercept else np.zeros(self.U_.shape[0]))
         self.groups_ = groups
         self.n_groups_ = data.n_groups
@@ -292,7 +306,32 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.fit_times_ = {"clustering": clustering_time, **result.times}
         self._group_fractions = data.group_fractions
         self.n_features_in_ = n_features
-        return result
+        return self
+
+    def _initial_point(self, init, n_features, n_samples):
+        """The solver's (U, V, W, Z) from ``init`` (see `fit`), W laid out for this model."""
+        if isinstance(init, GLOCAL):
+            check_is_fitted(init)
+            U, V, W, Z = init.U_, init.V_, init.W_, init.Z_
+            bias = init._bias_row if init.fit_intercept else None
+            if bias is not None and init.intercept_scaling != self.intercept_scaling:
+                bias = bias * (init.intercept_scaling / self.intercept_scaling)  # same scores
+            if not isinstance(V, np.ndarray) or V.shape[1] != n_samples:
+                V = None  # fitted on other samples: V starts at W^T X
+        elif isinstance(init, (tuple, list)) and len(init) == 4:
+            U, V, W, Z = init
+            bias = None
+        else:
+            raise ValueError("init must be a fitted GLOCAL (GLObal, loCAL) or a tuple "
+                             f"(U, V, W, Z), got {type(init).__name__}")
+        W = np.asarray(W, dtype=float)
+        if W.ndim != 2 or W.shape[0] != n_features:
+            raise ValueError(f"init: W has shape {W.shape}, expected ({n_features}, "
+                             f"{self.n_latent})")
+        if self.fit_intercept:
+            bias = np.zeros(W.shape[1]) if bias is None else bias
+            W = np.vstack([W, bias[None, :]])
+        return U, V, W, Z
 
     @property
     def local_correlations_(self):
@@ -307,16 +346,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return normalize(X) if self.normalize_rows else X
 
     def _in_memory_data(self, X, Y, groups, rng, cache=None):
-        """The `GlocalData` of a fit on data in memory, its groups and the clustering time.
-
-        ``cache``, a dict shared by fits on the same X, keeps what depends on X and the
-        groups only: the k-means groups and the feature second moments.
-        """
-        cache = {} if cache is None else cache
+        """The `GlocalData` of a fit on data in memory, its groups and the clustering time."""
+        cache = FitCache() if cache is None else cache
         # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
         keep_sparse = (self.loss == "squared" and self.class_weight is None
                        and self.v_closed_form)
         X, Y_signed, J = self._check_training_data(X, Y, keep_sparse=keep_sparse)
+        cache._check_features(X)
         X = self._normalized(X)
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
         n_samples = X.shape[0]
@@ -327,9 +363,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                 raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
                                  f"samples (n_samples={n_samples})")
             key = ("kmeans", self.normalize_rows, self.n_groups, rng.randint(2**31 - 1))
-            if key not in cache:
-                cache[key] = kmeans_groups(X, *key[2:])
-            groups = cache[key]
+            groups = cache._get(key, lambda: kmeans_groups(X, *key[2:]))
         else:
             groups = compact_group_ids(_validation.check_groups(groups, n_samples))
         clustering_time = time.perf_counter() - tic
@@ -343,10 +377,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                           lam_v=self.lam_v)
         key = ("grams", self.normalize_rows, self.fit_intercept, self.intercept_scaling,
                data.has_manifold_terms, groups.tobytes())
-        if key not in cache:
-            cache[key] = with_feature_grams(data)
-        data = replace(data, X=cache[key].X, gram=cache[key].gram,
-                       group_grams=cache[key].group_grams)
+        grams = cache._get(key, lambda: with_feature_grams(data))
+        data = replace(data, X=grams.X, gram=grams.gram, group_grams=grams.group_grams)
         return data, groups, clustering_time
 
     def _dask_data(self, X, Y, groups, rng):
@@ -411,6 +443,50 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                               self.U_, self.intercept_)
 
 
+class FitCache:
+    """Work shared by GLOCAL fits on the same X, passed to ``fit(..., cache=)``.
+
+    The first fit that needs them computes, and the next ones reuse, what depends on X and
+    the groups only: the k-means groups (per ``n_groups``, ``normalize_rows`` and seed) and
+    the feature second moments X^T X and X_m^T X_m (per groups, ``fit_intercept``,
+    ``intercept_scaling`` and ``normalize_rows``). A fit with a cache gives the same result
+    as without it. `glocal.GLOCALCV` keeps one per fold, shared by all the settings of its
+    grid. A cache belongs to one X: a fit on other features is a ValueError.
+
+    Examples
+    --------
+    >>> from glocal import GLOCAL
+    >>> from glocal.estimator import FitCache
+    >>> from glocal.datasets import make_glocal_data
+    >>> data = make_glocal_data(random_state=0)
+    >>> cache = FitCache()
+    >>> strong = GLOCAL(lam2=10.0, random_state=0).fit(data.X, data.Y, cache=cache)
+    >>> weak = GLOCAL(lam2=1.0, random_state=0).fit(data.X, data.Y, init=strong, cache=cache)
+    """
+
+    def __init__(self):
+        self._entries = {}
+        self._fingerprint = None
+
+    def _check_features(self, X):
+        """Record X's fingerprint at the first fit; a later X must match it."""
+        parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (np.ascontiguousarray(X),)
+        digest = hashlib.blake2b(digest_size=16)
+        for part in parts:
+            digest.update(np.ascontiguousarray(part).view(np.uint8))
+        fingerprint = (X.shape, sp.issparse(X), digest.hexdigest())
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint
+        elif fingerprint != self._fingerprint:
+            raise ValueError("this FitCache holds the work of fits on other features X; use "
+                             "one FitCache per X")
+
+    def _get(self, key, compute):
+        if key not in self._entries:
+            self._entries[key] = compute()
+        return self._entries[key]
+
+
 def _linear_scores(X, W, U, intercept):
     """X W U^T + intercept."""
     return np.asarray(X @ W) @ U.T + intercept
@@ -436,7 +512,8 @@ def _solver_options(optimizer, v_closed_form, extra):
 def _warn_unless_converged(result, init_max_iter, max_iter, tol):
     """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
     for converged, loop, cap, name in [
-            (result.init_converged, "warm start", init_max_iter, "init_max_iter"),
+            (result.init_converged, "basic-model initialisation", init_max_iter,
+             "init_max_iter"),
             (result.converged, "main loop", max_iter, "max_iter")]:
         if not converged:
             warnings.warn(f"GLOCAL's {loop} stopped at {name}={cap} before its relative "

@@ -1,4 +1,4 @@
-"""The GLOCAL solver: warm start by the basic model (Eq. ``eqn:init``), then Algorithm 1.
+"""The GLOCAL solver: basic-model initialisation (Eq. ``eqn:init``), then Algorithm 1.
 
 `glocal_fit` is Algorithm 1 read line by line; it takes and returns plain arrays and knows
 nothing of scikit-learn. Every block update is a pymanopt problem from `glocal.problems`
@@ -37,7 +37,7 @@ class SolverOptions:
     block_max_iter : int
         Iteration cap of each block optimizer per visit.
     init : {"ridge", "random"}
-        Starting point of the warm start (see `_initial_point`).
+        Starting point of the basic-model initialisation (see `_initial_point`).
     max_inner : int
         Cap on the inner (truncated CG) steps of one trust-region iteration.
     block_rtol : float
@@ -47,7 +47,8 @@ class SolverOptions:
         Up to this many features the W block is preconditioned by a Cholesky factor of
         lam X^T X + lam2 I (d x d); above it, by that matrix's diagonal.
     init_acceleration : int
-        Memory of the Anderson mixing that accelerates the warm start (see `_warm_start`);
+        Memory of the Anderson mixing that accelerates the basic-model initialisation
+        (see `_initialise_by_basic_model`);
         0 runs the plain U -> V -> W rounds.
     use_moments : bool
         With every label observed (the paper's loss, closed-form V, the feature second
@@ -71,7 +72,8 @@ class SolverOptions:
 class GlocalResult:
     """What `glocal_fit` returns: the point, the objective history, counts and timings.
 
-    ``init_converged`` and ``converged`` say whether the warm start and the main loop met
+    ``init_converged`` and ``converged`` say whether the basic-model initialisation and the main
+    loop met
     ``tol`` before their iteration caps.
     """
 
@@ -167,11 +169,11 @@ def _update_v(U, V, P, data, options, track=True):
 
 
 def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init, XtY=None):
-    """Starting point of the warm start; Z_m always random with unit-norm rows.
+    """Starting point of the basic-model initialisation; Z_m always random with unit-norm rows.
 
     ``"random"``, as in the authors' code: U, V uniform in [0, 1), W zero.
     ``"ridge"``: the best rank-k factorization of a ridge regression of the observed labels,
-    balanced between U and V; the warm start then needs only a few rounds. ``XtY`` is
+    balanced between U and V; the initialisation then needs only a few rounds. ``XtY`` is
     X^T Y^T when the caller has it.
     """
     l, n = data.Y.shape
@@ -344,7 +346,7 @@ def _blocks(data, options, w_preconditioner):
     return _SampleBlocks(data, options, w_preconditioner)
 
 
-def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
+def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback):
     """Minimize the basic model, Eq. ``eqn:init``, from (U, V, W) by block descent.
 
     Plain rounds (``options.init_acceleration == 0``) update U, V and W in turn. Otherwise
@@ -381,7 +383,7 @@ def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
         if callback is not None:
             callback("init", n_rounds, history[-1])
         # A mixed round can gain little right after a large extrapolated one, so the mixed
-        # warm start stops only after two rounds in a row below tol (the first round is
+        # initialisation stops only after two rounds in a row below tol (the first round is
         # never extrapolated: from a converged start, one small round suffices).
         if _converged(history, tol) and (mixing is None or len(history) < 3
                                          or _converged(history[:-1], tol)):
@@ -391,7 +393,7 @@ def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
 
 
 def _mixed_step(mixing, point, image, V, value, blocks):
-    """One accelerated warm-start round from ``point`` = (U, W) and ``image`` = G(point).
+    """One accelerated initialisation round from ``point`` = (U, W) and ``image`` = G(point).
 
     Returns the next (U, V, W) and its basic objective: Anderson's point if it is below
     ``value``, else ``image`` (plain block descent, never above ``value``).
@@ -465,7 +467,7 @@ class _Anderson:
 
 def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
                options=None, random_state=None, callback=None, initial_point=None):
-    """Fit GLOCAL: warm start by Eq. ``eqn:init``, then Algorithm 1 on Eq. ``eqn:opt``.
+    """Fit GLOCAL: basic-model initialisation by Eq. ``eqn:init``, then Algorithm 1 on Eq. ``eqn:opt``.
 
     Parameters
     ----------
@@ -476,7 +478,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     max_iter : int
         Maximum number of outer iterations of Algorithm 1.
     init_max_iter : int
-        Maximum number of rounds of the warm start.
+        Maximum number of rounds of the basic-model initialisation.
     tol : float
         Both loops stop when one round lowers their objective by less than ``tol`` times
         its value.
@@ -488,15 +490,15 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     initial_point : tuple (U, V, W, Z) of ndarray, optional
         Start from this point instead of `_initial_point` (e.g. a solution at nearby
         weights: a regularization path). V may be None: it is then W^T X; the rows of Z are
-        normalized. The warm start still runs ``init_max_iter`` rounds from it (pass 0 to
+        normalized. The basic-model initialisation still runs ``init_max_iter`` rounds from it (pass 0 to
         go straight to Algorithm 1).
 
     Returns
     -------
     GlocalResult
-        ``objective_history`` holds Eq. ``eqn:opt`` after the warm start (with the initial
+        ``objective_history`` holds Eq. ``eqn:opt`` after the basic-model initialisation (with the initial
         Z) and after every outer iteration; it never increases. ``init_history`` holds
-        Eq. ``eqn:init`` at the initial point and after every warm-start round, and
+        Eq. ``eqn:init`` at the initial point and after every initialisation round, and
         ``block_history`` Eq. ``eqn:opt`` after each block (Z, V, U, W) of every outer
         iteration, from the blocks' own cost decreases.
     """
@@ -518,7 +520,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
                                     w_preconditioner, options.init, XtY)
     else:
         U, V, W, Z = _check_initial_point(initial_point, data, n_latent)
-    U, V, W, basic, n_init_iter, init_converged = _warm_start(
+    U, V, W, basic, n_init_iter, init_converged = _initialise_by_basic_model(
         U, V, W, blocks, options, init_max_iter, tol, callback)
     times["init"] = time.perf_counter() - tic
 

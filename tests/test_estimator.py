@@ -312,3 +312,60 @@ def test_ablation_is_glocal_with_one_term_off(train, ablation, off):
     # and the kept term is really on: it changes the fit
     without = GLOCAL(**{**params, kept: 0.0}, **{off: 0.0}).fit(X, Y)
     assert not np.allclose(model.U_, without.U_)
+
+
+# --- starting points and shared work -------------------------------------------------------
+
+def test_init_from_a_fitted_model_continues_its_solution(train, fitted):
+    """From its own solution, a fit starts where that one ended: Algorithm 1 stops at once."""
+    X, Y = train
+    again = _small(init_max_iter=1).fit(X, Y, init=fitted)
+    assert again.objective_history_[0] <= fitted.objective_history_[-1] * (1 + 1e-9)
+    assert again.n_iter_ <= 2
+
+
+@pytest.mark.parametrize("source_bias, target_bias", [(False, True), (True, False),
+                                                      (True, True)])
+def test_init_adapts_the_bias_row(train, source_bias, target_bias):
+    """The estimator owns W's layout: the bias starts at zero, is carried over or dropped."""
+    X, Y = train
+    source = _small(fit_intercept=source_bias).fit(X, Y)
+    target = _small(fit_intercept=target_bias)
+    U, V, W, Z = target._initial_point(source, D, N)
+    assert U is source.U_ and Z is source.Z_ and V is source.V_
+    np.testing.assert_array_equal(W[:D], source.W_)
+    if not target_bias:
+        assert W.shape == (D, K)
+    elif source_bias:
+        np.testing.assert_array_equal(W[D] @ source.U_.T, source.intercept_)
+    else:
+        np.testing.assert_array_equal(W[D], np.zeros(K))
+
+
+def test_init_as_arrays_and_its_errors(train, fitted):
+    X, Y = train
+    arrays = (fitted.U_, None, fitted.W_, fitted.Z_)
+    model = _small().fit(X, Y, init=arrays)
+    assert model.objective_history_[-1] <= fitted.objective_history_[-1] * (1 + 1e-6)
+    with pytest.raises(ValueError, match="init must be a fitted GLOCAL"):
+        _small().fit(X, Y, init="ridge")
+    with pytest.raises(ValueError, match=r"init: W has shape \(7, 3\)"):
+        _small().fit(X, Y, init=(fitted.U_, None, fitted.W_[:-1], fitted.Z_))
+    with pytest.raises(ValueError, match=r"U has shape \(5, 2\)"):
+        _small().fit(X, Y, init=(fitted.U_[:, :2], None, fitted.W_, fitted.Z_))
+
+
+def test_fit_cache_changes_no_result_and_belongs_to_one_x(train, fitted):
+    from glocal.estimator import FitCache
+
+    X, Y = train
+    cache = FitCache()
+    first = _small().fit(X, Y, cache=cache)
+    second = _small(lam2=2.0).fit(X, Y, cache=cache)
+    np.testing.assert_array_equal(first.W_, fitted.W_)
+    np.testing.assert_array_equal(second.groups_, fitted.groups_)
+    np.testing.assert_array_equal(second.W_, _small(lam2=2.0).fit(X, Y).W_)
+    with pytest.raises(ValueError, match="one FitCache per X"):
+        _small().fit(X[:-1], Y[:-1], cache=cache)
+    with pytest.raises(ValueError, match="cache must be a glocal.estimator.FitCache"):
+        _small().fit(X, Y, cache={})

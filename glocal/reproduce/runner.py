@@ -17,10 +17,10 @@ from ..datasets._base import known_names
 from ..estimator import GLOCAL
 from ..groups import kmeans_groups
 from .._io import atomic_output
-from ..model_selection import GLOCALCV
+from ..model_selection import GLOCALCV, select_hyperparameters
 from .._validation import LabelWarning, named_label_warnings
 from ..metrics import evaluate
-from ..protocol import evaluate_masked, random_splits, sample_observed, select_hyperparameters
+from ..protocol import evaluate_masked, random_splits, sample_observed
 from .methods import (
     METHODS,
     PAPER_DATASETS,

@@ -202,12 +202,31 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
                  v_closed_form=True, solver_options=None, fit_intercept=False,
                  intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
                  normalize_rows=False, random_state=None, verbose=0):
-        _store_params(self, locals())
+        self.n_latent = n_latent
+        self.n_groups = n_groups
+        self.lam = lam
+        self.lam2 = lam2
+        self.lam3 = lam3
+        self.lam4 = lam4
+        self.max_iter = max_iter
+        self.init_max_iter = init_max_iter
+        self.tol = tol
+        self.optimizer = optimizer
+        self.v_closed_form = v_closed_form
+        self.solver_options = solver_options
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.loss = loss
+        self.class_weight = class_weight
+        self.lam_v = lam_v
+        self.normalize_rows = normalize_rows
+        self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, Y, groups=None, *, init=None, cache=None):
         """Fit the model.
@@ -266,18 +285,17 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
         workers' memory: every pass then reads it instead of recomputing it).
         """
-        rng = check_random_state(self.random_state)
+        self._validate_params()
+        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         if cache is not None and not isinstance(cache, FitCache):
             raise ValueError(f"cache must be a glocal.estimator.FitCache, got "
                              f"{type(cache).__name__}")
-        if _validation.is_dask_array(X):
-            data, groups, clustering_time = self._dask_data(X, Y, groups, rng)
-        else:
-            data, groups, clustering_time = self._in_memory_data(X, Y, groups, rng, cache)
+        rng = check_random_state(self.random_state)
+        data, groups, clustering_time = glocal_data(X, Y, groups, self, options, rng, cache)
         n_features = X.shape[1]
         initial_point = None if init is None else self._initial_point(init, n_features,
                                                                       data.Y.shape[1])
-        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
         # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
@@ -344,78 +362,6 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
         return normalize(X) if self.normalize_rows else X
-
-    def _in_memory_data(self, X, Y, groups, rng, cache=None):
-        """The `GlocalData` of a fit on data in memory, its groups and the clustering time."""
-        cache = FitCache() if cache is None else cache
-        # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
-        keep_sparse = (self.loss == "squared" and self.class_weight is None
-                       and self.v_closed_form)
-        X, Y_signed, J = self._check_training_data(X, Y, keep_sparse=keep_sparse)
-        cache._check_features(X)
-        X = self._normalized(X)
-        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        n_samples = X.shape[0]
-
-        tic = time.perf_counter()
-        if groups is None:
-            if self.n_groups > n_samples:
-                raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
-                                 f"samples (n_samples={n_samples})")
-            key = ("kmeans", self.normalize_rows, self.n_groups, rng.randint(2**31 - 1))
-            groups = cache._get(key, lambda: kmeans_groups(X, *key[2:]))
-        else:
-            groups = compact_group_ids(_validation.check_groups(groups, n_samples))
-        clustering_time = time.perf_counter() - tic
-
-        if self.fit_intercept:
-            X = _append_constant(X, self.intercept_scaling)
-        weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
-                   else None)
-        data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
-                          *self._manifold_weights(), loss=self.loss, weights=weights,
-                          lam_v=self.lam_v)
-        key = ("grams", self.normalize_rows, self.fit_intercept, self.intercept_scaling,
-               data.has_manifold_terms, groups.tobytes())
-        grams = cache._get(key, lambda: with_feature_grams(data))
-        data = replace(data, X=grams.X, gram=grams.gram, group_grams=grams.group_grams)
-        return data, groups, clustering_time
-
-    def _dask_data(self, X, Y, groups, rng):
-        """`_in_memory_data` for Dask features: the paper's loss only, the samples reached
-        through `glocal.dask_backend.DaskSamples`."""
-        from . import dask_backend
-
-        self._validate_params()
-        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
-        if self.loss != "squared" or self.class_weight is not None:
-            raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
-                             "loss='squared' and class_weight=None")
-        if not options.v_closed_form:
-            raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
-                             "v_closed_form=True")
-        n_columns = X.shape[1] + self.fit_intercept
-        if n_columns > min(dask_backend.MAX_FEATURES, options.max_dense_features):
-            raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
-                             f"{min(dask_backend.MAX_FEATURES, options.max_dense_features)} "
-                             f"features, got {n_columns}")
-        X, Y_signed, J = dask_backend.check_training_data(X, Y)
-        if self.normalize_rows:  # row by row, so chunk by chunk
-            X = X.map_blocks(normalize, dtype=float)
-        seed = rng.randint(2**31 - 1) if groups is None else None
-        groups, sizes, clustering_time = dask_backend.fit_groups(X, groups, self.n_groups, seed)
-        if self.fit_intercept:
-            X = X.map_blocks(_append_constant, self.intercept_scaling, dtype=float,
-                             chunks=(X.chunks[0], (n_columns,)))
-        samples = dask_backend.DaskSamples(groups, sizes)
-        data = GlocalData(X, Y_signed, J, None, self.lam, self.lam2, *self._manifold_weights(),
-                          lam_v=self.lam_v, samples=samples)
-        return with_feature_grams(data), groups, clustering_time
-
-    def _manifold_weights(self):
-        """(lam3, lam4) of the objective; the ablations switch one of them off."""
-        return self.lam3, self.lam4
 
     @staticmethod
     def _report(stage, iteration, value):
@@ -492,11 +438,86 @@ def _linear_scores(X, W, U, intercept):
     return np.asarray(X @ W) @ U.T + intercept
 
 
-def _store_params(estimator, arguments):
-    """Keep the __init__ arguments untouched, as scikit-learn expects."""
-    for name, value in arguments.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)
+def glocal_data(X, Y, groups, model, options, rng, cache=None):
+    """The solver's `GlocalData` of a fit of ``model`` (its hyperparameters only) on (X, Y).
+
+    The one data path of `GLOCAL.fit`: it checks the data, scales the rows
+    (``normalize_rows``), finds or checks the groups, appends the constant feature
+    (``fit_intercept``), weighs the entries (``class_weight``) and forms the feature second
+    moments, in memory or, for a Dask X, over its chunks (`glocal.dask_backend`). ``cache``
+    (a `FitCache`) shares the groups and moments between fits on the same X. Returns the
+    data, the group id of every sample and the seconds spent finding the groups.
+    """
+    if _validation.is_dask_array(X):
+        return _dask_data(X, Y, groups, model, options, rng)
+    return _in_memory_data(X, Y, groups, model, options, rng,
+                           FitCache() if cache is None else cache)
+
+
+def _in_memory_data(X, Y, groups, model, options, rng, cache):
+    """`glocal_data` of arrays and scipy-sparse matrices."""
+    # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
+    keep_sparse = (model.loss == "squared" and model.class_weight is None
+                   and options.v_closed_form)
+    X = _validation.check_features(X)
+    Y_signed, J = _validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
+    cache._check_features(X)
+    if model.normalize_rows:
+        X = normalize(X)
+    n_samples = X.shape[0]
+
+    tic = time.perf_counter()
+    if groups is None:
+        if model.n_groups > n_samples:
+            raise ValueError(f"n_groups={model.n_groups} is larger than the number of "
+                             f"samples (n_samples={n_samples})")
+        key = ("kmeans", model.normalize_rows, model.n_groups, rng.randint(2**31 - 1))
+        groups = cache._get(key, lambda: kmeans_groups(X, *key[2:]))
+    else:
+        groups = compact_group_ids(_validation.check_groups(groups, n_samples))
+    clustering_time = time.perf_counter() - tic
+
+    if model.fit_intercept:
+        X = _append_constant(X, model.intercept_scaling)
+    weights = (balanced_class_weights(Y_signed, J) if model.class_weight == "balanced"
+               else None)
+    data = GlocalData(X, Y_signed, J, group_index(groups), model.lam, model.lam2, model.lam3,
+                      model.lam4, loss=model.loss, weights=weights, lam_v=model.lam_v)
+    key = ("grams", model.normalize_rows, model.fit_intercept, model.intercept_scaling,
+           data.has_manifold_terms, groups.tobytes())
+    grams = cache._get(key, lambda: with_feature_grams(data))
+    data = replace(data, X=grams.X, gram=grams.gram, group_grams=grams.group_grams)
+    return data, groups, clustering_time
+
+
+def _dask_data(X, Y, groups, model, options, rng):
+    """`glocal_data` of a Dask X: the paper's loss only, the samples reached through
+    `glocal.dask_backend.DaskSamples`."""
+    from . import dask_backend
+
+    if model.loss != "squared" or model.class_weight is not None:
+        raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
+                         "loss='squared' and class_weight=None")
+    if not options.v_closed_form:
+        raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
+                         "v_closed_form=True")
+    n_columns = X.shape[1] + model.fit_intercept
+    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
+    if n_columns > max_features:
+        raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
+                         f"{max_features} features, got {n_columns}")
+    X, Y_signed, J = dask_backend.check_training_data(X, Y)
+    if model.normalize_rows:  # row by row, so chunk by chunk
+        X = X.map_blocks(normalize, dtype=float)
+    seed = rng.randint(2**31 - 1) if groups is None else None
+    groups, sizes, clustering_time = dask_backend.fit_groups(X, groups, model.n_groups, seed)
+    if model.fit_intercept:
+        X = X.map_blocks(_append_constant, model.intercept_scaling, dtype=float,
+                         chunks=(X.chunks[0], (n_columns,)))
+    samples = dask_backend.DaskSamples(groups, sizes)
+    data = GlocalData(X, Y_signed, J, None, model.lam, model.lam2, model.lam3, model.lam4,
+                      lam_v=model.lam_v, samples=samples)
+    return with_feature_grams(data), groups, clustering_time
 
 
 def _solver_options(optimizer, v_closed_form, extra):
@@ -534,43 +555,52 @@ def _correlations_from_laplacians(Z):
 
 
 class GLObal(GLOCAL):
-    """GLOCAL with the global label correlation only: ``GLOCAL(..., lam4=0)``.
+    """GLOCAL with the global label correlation only: GLOCAL with ``lam4=0``.
 
     The paper's first degenerate version of GLOCAL (Section 4, Table "small clusters"). It
-    takes every parameter of `GLOCAL` except ``lam4``. With lam4 = 0 every Z_m faces the same
-    problem, so the learned Laplacians describe one global correlation.
+    takes every parameter of `GLOCAL` except ``lam4``, fixed at 0 (as
+    `sklearn.linear_model.Lasso` is ElasticNet with ``l1_ratio=1``). With lam4 = 0 every Z_m
+    faces the same problem, so the learned Laplacians describe one global correlation.
     """
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam4"}
 
-    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3,
-                 max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
-                 normalize_rows=False, random_state=None, verbose=0):
-        _store_params(self, locals())
-
-    def _manifold_weights(self):
-        return self.lam3, 0.0
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, max_iter=30,
+                 init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
+                 solver_options=None, fit_intercept=False, intercept_scaling=1.0,
+                 loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
+                 random_state=None, verbose=0):
+        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=lam3,
+                         lam4=0.0, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
+                         optimizer=optimizer, v_closed_form=v_closed_form,
+                         solver_options=solver_options, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, loss=loss,
+                         class_weight=class_weight, lam_v=lam_v,
+                         normalize_rows=normalize_rows, random_state=random_state,
+                         verbose=verbose)
 
 
 class loCAL(GLOCAL):
-    """GLOCAL with the local label correlations only: ``GLOCAL(..., lam3=0)``.
+    """GLOCAL with the local label correlations only: GLOCAL with ``lam3=0``.
 
     The paper's second degenerate version of GLOCAL. It takes every parameter of `GLOCAL`
-    except ``lam3``.
+    except ``lam3``, fixed at 0.
     """
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam3"}
 
-    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3,
-                 max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
-                 normalize_rows=False, random_state=None, verbose=0):
-        _store_params(self, locals())
-
-    def _manifold_weights(self):
-        return 0.0, self.lam4
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3, max_iter=30,
+                 init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
+                 solver_options=None, fit_intercept=False, intercept_scaling=1.0,
+                 loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
+                 random_state=None, verbose=0):
+        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=0.0,
+                         lam4=lam4, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
+                         optimizer=optimizer, v_closed_form=v_closed_form,
+                         solver_options=solver_options, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, loss=loss,
+                         class_weight=class_weight, lam_v=lam_v,
+                         normalize_rows=normalize_rows, random_state=random_state,
+                         verbose=verbose)

@@ -30,7 +30,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
     Learns a low-rank factorization Y ~ U V of the observed labels, a linear map V ~ W^T X
     from features to latent labels, and one label Laplacian Z_m Z_m^T (unit diagonal) per
-    group of samples, by minimizing the paper's Eq. ``eqn:opt``::
+    group of samples, by minimizing the paper's Eq. (4)::
 
         ||J o (Y - U V)||^2 + lam ||V - W^T X||^2 + lam2 (||U||^2 + ||V||^2 + ||W||^2)
           + sum_m [ lam3 (n_m/n) tr(F_0^T Z_m Z_m^T F_0) + lam4 tr(F_m^T Z_m Z_m^T F_m) ]
@@ -67,7 +67,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         as 2 lam2 times the nuclear norm of U V, which soft-thresholds the singular values of
         the label matrix at lam2: a label with fewer than about (lam2 / 2)^2 positives
         is then ranked as if it had none, so large values hurt data with rare labels. The
-        default was chosen across ten benchmark datasets (README).
+        default was chosen across ten benchmark datasets (see the Performance study in
+        the documentation).
     lam3 : float, default=1e-3
         Weight of the global label-manifold regularizer.
     lam4 : float, default=1e-3
@@ -76,7 +77,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
         when it was reached before ``tol``.
     init_max_iter : int, default=30
-        Maximum number of rounds of the basic-model initialisation (Eq. ``eqn:init``),
+        Maximum number of rounds of the basic-model initialisation (Eq. 1),
         with the same warning.
     tol : float, default=1e-4
         Relative decrease of the objective below which a loop stops.
@@ -114,7 +115,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         scores, missing entries included: tied to W^T X (large lam) it acts as a ridge
         lam2 ||X W||^2 that grows against the label-fit term as fewer labels are observed.
         A small ``lam_v`` with a large ``lam`` leaves trace-norm-regularized linear models
-        U W^T x fitted on the observed entries. Measured with missing labels (README):
+        U W^T x fitted on the observed entries. Measured with missing labels (see the
+        Missing-labels study in the documentation):
         ``lam_v=0, fit_intercept=True, n_latent=n_labels`` and lam2 tuned in {4, 16}.
     normalize_rows : bool, default=False
         Not part of the paper's model. When True, every sample is scaled to unit Euclidean
@@ -123,8 +125,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         replaced by D^-1 X, D = diag(||x_1||, ..., ||x_n||), and ``W_`` acts on the scaled
         rows. lam2 ||W||^2 then means the same on every dataset (features of rows with
         norm s make it s times weaker on the scores U W^T x), and documents of different
-        lengths weigh alike. Measured with missing labels (README): searched by CV with
-        lam2, it lifts GLOCAL above BR on Enron; CV left it off on Image, where it hurts.
+        lengths weigh alike. Measured with missing labels (the Missing-labels study in the
+        documentation): searched by CV with lam2, it lifts GLOCAL above BR on Enron; CV
+        left it off on Image, where it hurts.
     random_state : int, RandomState instance or None, default=None
         Seeds k-means and the initial point.
     verbose : int, default=0
@@ -147,13 +150,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     n_groups_ : int
         Number of groups actually used.
     objective_history_ : list of float
-        Eq. ``eqn:opt`` after the basic-model initialisation and after every outer
+        Eq. (4) after the basic-model initialisation and after every outer
         iteration.
     init_objective_history_ : list of float
-        The basic model's objective (Eq. ``eqn:init``) at the initial point and after every
+        The basic model's objective (Eq. 1) at the initial point and after every
         initialisation round.
     block_objective_history_ : ndarray of shape (n_iter_, 4)
-        Eq. ``eqn:opt`` after the Z, V, U and W updates of every outer iteration (the
+        Eq. (4) after the Z, V, U and W updates of every outer iteration (the
         paper's Figure 4 per block); the last column matches ``objective_history_[1:]``.
     n_iter_ : int
         Outer iterations run.
@@ -297,8 +300,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         initial_point = None if init is None else self._initial_point(init, n_features,
                                                                       data.Y.shape[1])
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
-        # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
-        # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
+        # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on two
+        # busy cores. scikit-learn's KMeans makes the same choice.
         with threadpool_limits(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,

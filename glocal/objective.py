@@ -1,4 +1,4 @@
-"""The GLOCAL objective (Zhu, Kwok & Zhou, TKDE 2018, Eq. ``eqn:opt``) and its derivatives.
+"""The GLOCAL objective (Zhu, Kwok & Zhou, TKDE 2018, Eq. (4)) and its derivatives.
 
 Pure numpy: no pymanopt, no scikit-learn, no I/O. Layout follows the paper for the
 unknowns -- ``U`` (l x k), ``V`` (k x n), ``W`` (d x k), ``Z`` (g x l x k) -- and
@@ -19,7 +19,8 @@ quadratic forms in small k x k matrices once ``P`` is known:
 or, seen from W, sum_m tr(P_m H_m P_m^T) with k x k matrices H_m (`feature_side_weights`),
 so no d x d or n x n matrix is ever needed. Every gradient is the exact gradient of this
 objective (the paper's printed gradients drop a factor 2, and its gradient in U swaps the two
-data terms: see ``shared/paper/NOTES.md``); each is checked against autograd in the tests.
+data terms; see the Model page of the documentation); each is checked against autograd in
+the tests.
 
 Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the label-fit term by
 Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
@@ -310,7 +311,7 @@ def group_grams(P, data):
 def label_side_weights(P, data, grams=None):
     """B_m = lam3 (n_m/n) P^T P + lam4 P_m^T P_m, shape (g, k, k).
 
-    With these, the manifold terms of Eq. ``eqn:opt`` are sum_m tr(Z_m^T U B_m U^T Z_m).
+    With these, the manifold terms of Eq. (4) are sum_m tr(Z_m^T U B_m U^T Z_m).
     ``grams`` are the P_m^T P_m (`group_grams`) when the caller has them (P is then not
     read).
     """
@@ -346,13 +347,13 @@ def per_group_product(P, H, data):
 
 
 def manifold_term(U, Z, B):
-    """sum_m tr(Z_m^T U B_m U^T Z_m): both label-manifold regularizers of Eq. ``eqn:opt``."""
+    """sum_m tr(Z_m^T U B_m U^T Z_m): both label-manifold regularizers of Eq. (4)."""
     T = _transposed(Z) @ U
     return float(np.sum((T @ B) * T))
 
 
 def objective(U, V, W, Z, data, P=None):
-    """The full GLOCAL objective, Eq. ``eqn:opt`` with R = ||U||^2 + ||V||^2 + ||W||^2.
+    """The full GLOCAL objective, Eq. (4) with R = ||U||^2 + ||V||^2 + ||W||^2.
 
     ``P = X @ W`` may be passed when the caller has it already.
     """
@@ -365,7 +366,7 @@ def objective(U, V, W, Z, data, P=None):
 
 
 def basic_objective(U, V, W, data, P=None):
-    """The basic model, Eq. ``eqn:init``: the objective without the manifold terms."""
+    """The basic model, Eq. (1): the objective without the manifold terms."""
     if P is None:
         P = feature_product(W, data)
 
@@ -458,7 +459,7 @@ def materialize_v(V, data):
                       sample_axis=1, width=V.F.shape[1])
 
 
-# --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
+# --- Block U (Eq. 7): V, W, Z fixed; B from `label_side_weights` -------------------
 #
 # With V fixed the label term is a quadratic in U through small sufficient statistics:
 #   ||J o (Y - U V)||^2 = sum_j u_j^T G_j u_j - 2 u_j^T t_j + ||J o Y||^2,
@@ -514,7 +515,7 @@ def u_statistics(V, data, chunk=4096):
 
 
 def u_cost_grad(U, stats, Z, B, data):
-    """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept).
+    """Terms of Eq. (7) and their gradient in U (corrected erratum, factor 2 kept).
 
     ``stats`` is `u_statistics` of the fixed V (the paper's loss; see `u_loss_cost_grad`
     for the others).
@@ -527,7 +528,7 @@ def u_cost_grad(U, stats, Z, B, data):
 
 
 def u_loss_cost_grad(U, V, Z, B, data, fit=None):
-    """Terms of Eq. ``uu`` with the label fit of Eq. L of `glocal.losses`, and their gradient
+    """Terms of Eq. (7) with the label fit of Eq. L of `glocal.losses`, and their gradient
     in U: the U block of a loss other than the paper's unweighted squared error. ``fit`` is
     `label_fit` at (U, V) when the caller has it."""
     cost, R, _ = label_fit(U, V, data) if fit is None else fit
@@ -547,7 +548,7 @@ def _with_u_manifold_terms(cost, grad, U, Z, B):
 
 
 def u_hessp(D, stats, Z, B, data):
-    """Hessian of Eq. ``uu`` applied to a direction D (the paper's loss)."""
+    """Hessian of Eq. (7) applied to a direction D (the paper's loss)."""
     return _with_u_manifold_hessp(stats.apply_gram(D) + data.lam2 * D, D, Z, B)
 
 
@@ -569,7 +570,7 @@ def _with_u_manifold_hessp(out, D, Z, B):
 
 
 def u_row_hessians(stats, data):
-    """Per-row Hessian blocks (halved) of Eq. ``uu`` without its manifold terms.
+    """Per-row Hessian blocks (halved) of Eq. (7) without its manifold terms.
 
     Row j of U only meets the columns of V where label j is observed: G_j + lam2 I, shape
     (k, k) when all rows share it (every label observed), else (l, k, k). Their inverse is an
@@ -599,10 +600,10 @@ def u_loss_row_hessians(V, data, U, curvature=None):
     return blocks + data.lam2 * np.eye(k)
 
 
-# --- Block V (Eq. ``uv``): U, W fixed; the manifold terms do not involve V -------------
+# --- Block V (Eq. 6): U, W fixed; the manifold terms do not involve V -------------
 
 def v_cost_grad(V, U, P, data, fit=None):
-    """Terms of Eq. ``uv`` and their gradient in V (squared error or Eq. L of `glocal.losses`;
+    """Terms of Eq. (6) and their gradient in V (squared error or Eq. L of `glocal.losses`;
     ``fit`` is `label_fit` at (U, V) when the caller has it)."""
     if data.is_paper_loss:
         R = label_residual(U, V, data)
@@ -616,7 +617,7 @@ def v_cost_grad(V, U, P, data, fit=None):
 
 
 def v_hessp(D, U, data, V=None, curvature=None):
-    """Hessian of Eq. ``uv`` applied to a direction D, at V (unused for the paper's loss);
+    """Hessian of Eq. (6) applied to a direction D, at V (unused for the paper's loss);
     ``curvature`` is `label_curvature` at (U, V) when the caller has it."""
     ridge = data.lam + data.v_weight
     if data.is_paper_loss:
@@ -627,7 +628,7 @@ def v_hessp(D, U, data, V=None, curvature=None):
 
 
 def v_column_hessians(U, V, data, curvature=None):
-    """Per-column Hessian blocks (halved) of Eq. ``uv`` at V, shape (n, k, k).
+    """Per-column Hessian blocks (halved) of Eq. (6) at V, shape (n, k, k).
 
     Column i of V only meets the rows of U of its observed labels:
     U^T Diag(s_i) U + (lam + lam_v) I, with s_i the curvature of the label-fit term
@@ -651,7 +652,7 @@ def v_mean_column_hessian(U, curvature, data):
 
 
 def v_decrease(V, V_new, U, data):
-    """Eq. ``uv``'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
+    """Eq. (6)'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
 
     The block is a quadratic with halved Hessian D -> U^T (J o (U D)) + (lam + lam_v) D, so
     the drop is that form at D = V - V_new: one product with U instead of two costs.
@@ -669,7 +670,7 @@ def v_decrease(V, V_new, U, data):
 
 
 def v_closed_form(U, P, data, chunk=4096):
-    """The paper's column-wise closed form for Eq. ``uv``, batched over columns.
+    """The paper's column-wise closed form for Eq. (6), batched over columns.
 
     v_i = (U^T Diag(j_i) U + (lam + lam2) I)^{-1} (lam W^T x_i + U^T Diag(j_i) y_i).
     With every label observed all columns share one k x k system. (lam2 here is
@@ -703,7 +704,7 @@ def v_closed_form(U, P, data, chunk=4096):
     return sample_map(columns, data, P, sample_axis=1, width=k, reads="Y")
 
 
-# --- Block W (Eq. ``uw``): U, V, Z fixed ----------------------------------------------
+# --- Block W (Eq. 8): U, V, Z fixed ----------------------------------------------
 #
 # In W the whole block is a quadratic form in the group second moments C_m = X_m^T X_m:
 #   lam ||V - W^T X||^2 + sum_m tr(W^T C_m W H_m)
@@ -737,7 +738,7 @@ def w_statistics(V, data):
 
 
 def w_cost_grad(W, XtV, V_sq_norm, Ht, data):
-    """Terms of Eq. ``uw`` and their gradient in W.
+    """Terms of Eq. (8) and their gradient in W.
 
     ``XtV`` is X^T V^T and ``V_sq_norm`` is ||V||^2, both fixed within the block.
     """
@@ -752,14 +753,14 @@ def w_cost_grad(W, XtV, V_sq_norm, Ht, data):
 
 
 def w_hessp(D, Ht, data):
-    """Hessian of Eq. ``uw`` applied to a direction D."""
+    """Hessian of Eq. (8) applied to a direction D."""
     out = moment_product(D, Ht, data)
     out += data.lam2 * D
     out *= 2.0
     return out
 
 
-# --- Block Z (Eq. ``uz``): one independent problem per group, solved jointly --------------
+# --- Block Z (Eq. 5): one independent problem per group, solved jointly --------------
 
 def z_cost_grad(Z, U, B):
     """sum_m tr(Z_m^T U B_m U^T Z_m) and its Euclidean gradient in Z (g x l x k)."""

@@ -94,7 +94,7 @@ def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True,
 
 
 def u_problem(V, Z, B, data, U=None, stats=None):
-    """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
+    """Eq. (7): U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
 
     ``stats``, the paper's loss only: `objective.UStatistics` of V when the caller has them
     (V is then not read).
@@ -131,7 +131,7 @@ def u_problem(V, Z, B, data, U=None, stats=None):
 
 
 def v_problem(U, P, data, V=None, max_block_entries=2**24):
-    """Eq. ``uv``: V with U, W fixed (the alternative to `objective.v_closed_form`, and the
+    """Eq. (6): V with U, W fixed (the alternative to `objective.v_closed_form`, and the
     only way under a loss other than the paper's).
 
     Preconditioned, under the paper's loss, by the inverse of the per-column Hessian blocks
@@ -139,7 +139,7 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
     of k x k would exceed ``max_block_entries`` numbers, of their diagonal. Under another
     loss the blocks change with the active entries as V moves; the inverse of their mean
     (`objective.v_mean_column_hessian`) at ``V``, the start, is applied instead. Measured on
-    the squared hinge (README, "Not yet fast"): far fewer trust-region iterations in a fit's
+    the squared hinge (the Performance study in the documentation): far fewer trust-region iterations in a fit's
     early visits, where the time goes (delicious: 12 instead of 100, capped); late in a fit
     the diagonal can need fewer Hessian products (bibtex).
     """
@@ -178,7 +178,7 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
 
 
 def w_problem(V, H, data, w_preconditioner, statistics=None):
-    """Eq. ``uw``: W with U, V, Z fixed (H from `objective.feature_side_weights`, or None).
+    """Eq. (8): W with U, V, Z fixed (H from `objective.feature_side_weights`, or None).
 
     ``w_preconditioner`` is the fit's `WPreconditioner`; ``statistics`` is
     `objective.w_statistics` of V when the caller has them (V is then not read).
@@ -191,7 +191,7 @@ def w_problem(V, H, data, w_preconditioner, statistics=None):
 
 
 def z_problem(U, B, shape):
-    """Eq. ``uz`` for all groups at once, on unit-norm rows."""
+    """Eq. (5) for all groups at once, on unit-norm rows."""
     return _problem(UnitRows(*shape), lambda Z: obj.z_cost_grad(Z, U, B),
                     lambda D: obj.z_hessp(D, U, B), euclidean=False)
 
@@ -199,7 +199,7 @@ def z_problem(U, B, shape):
 class WPreconditioner:
     """Approximate inverse Hessians of the W block, built once per fit.
 
-    The Hessian of Eq. ``uw`` is 2 (sum_m C_m D Ht_m + lam2 D) with C_m = X_m^T X_m and
+    The Hessian of Eq. (8) is 2 (sum_m C_m D Ht_m + lam2 D) with C_m = X_m^T X_m and
     Ht_m = lam I + H_m. Replacing every C_m D Ht_m by (n_m / n) C D Hbar, with
     Hbar = sum_m (n_m / n) Ht_m, is exact when the groups' H_m agree and leaves an operator
     C (x) Hbar + lam2 I that two eigendecompositions invert. Without the manifold terms

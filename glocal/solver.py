@@ -1,9 +1,25 @@
-"""The GLOCAL solver: basic-model initialisation (Eq. ``eqn:init``), then Algorithm 1.
+"""The GLOCAL solver: basic-model initialisation (Eq. (1)), then Algorithm 1 on Eq. (4).
 
 `glocal_fit` is Algorithm 1 read line by line; it takes and returns plain arrays and knows
 nothing of scikit-learn. Every block update is a pymanopt problem from `glocal.problems`
 (V may use the paper's closed form instead) and never increases the objective: a block whose
-optimizer ends above its starting cost keeps its starting point.
+optimizer ends above its starting cost keeps its starting point. Equation numbers are the
+paper's (Zhu, Kwok & Zhou, TKDE 2018).
+
+Block map (block -> `glocal.objective` functions -> `glocal.problems` problem -> driver):
+
+    Z  Eq. (5)  z_cost_grad, z_hessp; B from label_side_weights
+                -> z_problem (unit-norm rows, `glocal.manifolds`)   -> Algorithm 1, lines 3-5
+    V  Eq. (6)  v_closed_form (the paper's), or v_cost_grad, v_hessp, v_column_hessians
+                -> v_problem                                         -> line 6 (`_update_v`)
+    U  Eq. (7)  u_cost_grad, u_hessp, u_row_hessians (u_loss_* under another loss)
+                -> u_problem                                         -> line 7
+    W  Eq. (8)  w_cost_grad, w_hessp; H from feature_side_weights
+                -> w_problem, preconditioned by WPreconditioner      -> line 8
+
+The basic-model initialisation (`_initialise_by_basic_model`) runs the U, V and W blocks
+without the manifold terms (Eq. (1)), from `_initial_point`; `objective` and
+`basic_objective` give Eq. (4) and Eq. (1) for the histories.
 """
 
 import time
@@ -157,7 +173,7 @@ def _solve_and_free(block, problem, start, options):
 
 
 def _update_v(U, V, P, data, options, track=True):
-    """The V block (Eq. ``uv``): the new V and the decrease of the objective.
+    """The V block (Eq. 6): the new V and the decrease of the objective.
 
     The closed form's decrease costs one product with U: skipped (0.0 returned) with
     ``track=False``, where nobody reads it.
@@ -264,7 +280,7 @@ class _SampleBlocks:
         return obj.label_side_weights(self._product(W), self.data)
 
     def objective(self, U, V, W, Z=None):
-        """Eq. ``eqn:opt``, or the basic model's Eq. ``eqn:init`` without Z."""
+        """Eq. (4), or the basic model's Eq. (1) without Z."""
         if Z is None:
             return obj.basic_objective(U, V, W, self.data, P=self._product(W))
         return obj.objective(U, V, W, Z, self.data, P=self._product(W))
@@ -347,7 +363,7 @@ def _blocks(data, options, w_preconditioner):
 
 
 def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback):
-    """Minimize the basic model, Eq. ``eqn:init``, from (U, V, W) by block descent.
+    """Minimize the basic model, Eq. (1), from (U, V, W) by block descent.
 
     Plain rounds (``options.init_acceleration == 0``) update U, V and W in turn. Otherwise
     the basic model is read as two blocks, V and (U, W) (given V, U and W are independent),
@@ -467,7 +483,7 @@ class _Anderson:
 
 def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
                options=None, random_state=None, callback=None, initial_point=None):
-    """Fit GLOCAL: basic-model initialisation by Eq. ``eqn:init``, then Algorithm 1 on Eq. ``eqn:opt``.
+    """Fit GLOCAL: basic-model initialisation by Eq. (1), then Algorithm 1 on Eq. (4).
 
     Parameters
     ----------
@@ -496,10 +512,10 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     Returns
     -------
     GlocalResult
-        ``objective_history`` holds Eq. ``eqn:opt`` after the basic-model initialisation (with the initial
+        ``objective_history`` holds Eq. (4) after the basic-model initialisation (with the initial
         Z) and after every outer iteration; it never increases. ``init_history`` holds
-        Eq. ``eqn:init`` at the initial point and after every initialisation round, and
-        ``block_history`` Eq. ``eqn:opt`` after each block (Z, V, U, W) of every outer
+        Eq. (1) at the initial point and after every initialisation round, and
+        ``block_history`` Eq. (4) after each block (Z, V, U, W) of every outer
         iteration, from the blocks' own cost decreases.
     """
     options = options or SolverOptions()

@@ -1,6 +1,6 @@
 """Small shared fixtures for the GLOCAL tests: random problems and the paper's objective.
 
-`paper_objective` is written from the paper's formula (Eq. ``eqn:opt``) in the paper's layout
+`paper_objective` is written from the paper's formula (Eq. 4) in the paper's layout
 (X is d x n, Y is l x n), with autograd.numpy so that the tests can differentiate it. It does
 not use any function of ``glocal.objective``.
 """
@@ -15,7 +15,7 @@ from glocal.objective import GlocalData
 
 
 def _paper_objective(U, V, W, Z, X, Y, J, groups, lam, lam2, lam3, lam4):
-    """Eq. ``eqn:opt`` read from the paper.
+    """Eq. (4) read from the paper.
 
     ||J o (Y - U V)||^2 + lam ||V - W^T X_p||^2 + lam2 (||U||^2 + ||V||^2 + ||W||^2)
       + sum_m [ lam3 (n_m/n) tr(F_0^T Z_m Z_m^T F_0) + lam4 tr(F_m^T Z_m Z_m^T F_m) ]

@@ -30,7 +30,7 @@ def _signed_and_mask(Y):
 
 
 def _paper_value(est, X, Y, paper_objective):
-    """Eq. eqn:opt at the fitted arrays, with the estimator's weights taken as given."""
+    """Eq. (4) at the fitted arrays, with the estimator's weights taken as given."""
     Y_signed, J = _signed_and_mask(Y)
     X_dense = X.toarray() if sp.issparse(X) else X
     p = est.get_params()
@@ -119,7 +119,7 @@ def test_intercept_is_a_constant_feature(train, paper_objective, scaling):
 @pytest.mark.parametrize("params", [{}, dict(lam=0.5, lam2=2.0, lam3=0.3, lam4=0.2)],
                          ids=["default-weights", "other-weights"])
 def test_history_is_the_paper_objective(train, paper_objective, params):
-    """No hidden rescaling: the reported objective is Eq. eqn:opt on the data as given."""
+    """No hidden rescaling: the reported objective is Eq. (4) on the data as given."""
     X, Y = train
     est = _small(**params).fit(X, Y)
     expected = _paper_value(est, X, Y, paper_objective)
@@ -180,7 +180,7 @@ def test_sparse_matches_dense(multilabel_data, observed):
     assert sparse.objective_history_[-1] == pytest.approx(dense.objective_history_[-1],
                                                           rel=1e-9)
     # U_, V_, W_ are only defined up to a rotation R of the latent space (U R, R^T V, W R
-    # leave Eq. eqn:opt unchanged), so compare the invariant products.
+    # leave Eq. (4) unchanged), so compare the invariant products.
     for name, a, b in [("U_ V_", sparse.U_ @ sparse.V_, dense.U_ @ dense.V_),
                        ("scores", sparse.decision_function(X), dense.decision_function(X))]:
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6 * np.abs(b).max(), err_msg=name)

@@ -1,7 +1,7 @@
 """Losses other than the paper's squared error (glocal.losses) and per-label class weights.
 
 The references are written here with autograd.numpy from the formulas (Eq. L of
-`glocal.losses` plus the rest of Eq. ``eqn:opt`` from conftest's `paper_objective` with an
+`glocal.losses` plus the rest of Eq. (4) from conftest's `paper_objective` with an
 empty mask), sharing no code with glocal.objective or glocal.losses.
 """
 

@@ -20,9 +20,9 @@ from . import _validation
 from ._base import MultiLabelMixin
 from .groups import compact_group_ids, group_index, kmeans_groups
 from .losses import LOSSES, balanced_class_weights
-from .objective import GlocalData, with_feature_grams
+from .objective import GlocalData, LabelFit, with_feature_grams
 from .problems import OPTIMIZERS
-from .solver import SolverOptions, glocal_fit
+from .solver import SolverOptions, glocal_fit, v_by_closed_form
 
 
 class GLOCAL(MultiLabelMixin, BaseEstimator):
@@ -459,9 +459,10 @@ def glocal_data(X, Y, groups, model, options, rng, cache=None):
 
 def _in_memory_data(X, Y, groups, model, options, rng, cache):
     """`glocal_data` of arrays and scipy-sparse matrices."""
-    # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
-    keep_sparse = (model.loss == "squared" and model.class_weight is None
-                   and options.v_closed_form)
+    # A sparse Y stays sparse where the solver supports it: the closed form of V (see
+    # GLOCAL.fit).
+    keep_sparse = v_by_closed_form(LabelFit(model.loss, model.class_weight is not None),
+                                   options)
     X = _validation.check_features(X)
     Y_signed, J = _validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
     cache._check_features(X)
@@ -498,7 +499,7 @@ def _dask_data(X, Y, groups, model, options, rng):
     `glocal.dask_backend.DaskSamples`."""
     from . import dask_backend
 
-    if model.loss != "squared" or model.class_weight is not None:
+    if not LabelFit(model.loss, model.class_weight is not None).quadratic:
         raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
                          "loss='squared' and class_weight=None")
     if not options.v_closed_form:

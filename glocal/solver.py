@@ -11,8 +11,8 @@ Block map (block -> `glocal.objective` functions -> `glocal.problems` problem ->
     Z  Eq. (5)  z_cost_grad, z_hessp; B from label_side_weights
                 -> z_problem (unit-norm rows, `glocal.manifolds`)   -> Algorithm 1, lines 3-5
     V  Eq. (6)  v_closed_form (the paper's), or v_cost_grad, v_hessp, v_column_hessians
-                -> v_problem                                         -> line 6 (`_update_v`)
-    U  Eq. (7)  u_cost_grad, u_hessp, u_row_hessians (u_loss_* under another loss)
+                -> v_problem                 -> line 6 (`v_block`; `v_by_closed_form` decides)
+    U  Eq. (7)  u_cost_grad, u_hessp, u_row_hessians of a u_label_term
                 -> u_problem                                         -> line 7
     W  Eq. (8)  w_cost_grad, w_hessp; H from feature_side_weights
                 -> w_problem, preconditioned by WPreconditioner      -> line 8
@@ -172,16 +172,11 @@ def _solve_and_free(block, problem, start, options):
         vars(problem).clear()
 
 
-def _update_v(U, V, P, data, options, track=True):
-    """The V block (Eq. 6): the new V and the decrease of the objective.
-
-    The closed form's decrease costs one product with U: skipped (0.0 returned) with
-    ``track=False``, where nobody reads it.
-    """
-    if not (options.v_closed_form and data.is_paper_loss):  # no closed form for other losses
-        return _solve_and_free("V", problems.v_problem(U, P, data, V), V, options)
-    new = obj.v_closed_form(U, P, data)
-    return new, (obj.v_decrease(V, new, U, data) if track else 0.0)
+def v_by_closed_form(label, options):
+    """Whether the V block is solved by the paper's closed form (Eq. (6) column by column):
+    asked for (``options.v_closed_form``) and possible, the label fit ``label`` (an
+    `objective.LabelFit`) being the paper's quadratic term. Else V is a pymanopt problem."""
+    return options.v_closed_form and label.quadratic
 
 
 def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init, XtY=None):
@@ -273,8 +268,14 @@ class _SampleBlocks:
         return self._P
 
     def v_block(self, U, W, V, track=False):
-        """The V block's solution at (U, W), from V, and its decrease (0.0 untracked)."""
-        return _update_v(U, V, self._product(W), self.data, self.options, track)
+        """The V block (Eq. (6)) at (U, W), from V: the new V and the decrease of the
+        objective. The closed form's decrease costs one product with U: skipped (0.0) with
+        ``track=False``, where nobody reads it."""
+        P = self._product(W)
+        if not v_by_closed_form(self.data.label, self.options):
+            return _solve_and_free("V", problems.v_problem(U, P, self.data, V), V, self.options)
+        new = obj.v_closed_form(U, P, self.data)
+        return new, (obj.v_decrease(V, new, U, self.data) if track else 0.0)
 
     def label_side_weights(self, W):
         return obj.label_side_weights(self._product(W), self.data)
@@ -339,7 +340,7 @@ class _MomentBlocks(_SampleBlocks):
         if not isinstance(V, obj.ImplicitV):
             return super().u_problem(V, U, Z, B)
         stats = obj.UStatistics(V.VVt, V.YVt, self.moments.squared_norm)
-        return problems.u_problem(None, Z, B, self.data, U, stats=stats)
+        return problems.u_problem(None, Z, B, self.data, U, term=stats)
 
     def w_problem(self, V, H=None):
         if not isinstance(V, obj.ImplicitV):
@@ -354,8 +355,8 @@ class _MomentBlocks(_SampleBlocks):
 def _blocks(data, options, w_preconditioner):
     """`_MomentBlocks` where they hold and save work (n >= 2 (d + l)), else `_SampleBlocks`."""
     (l, n), d = data.Y.shape, data.X.shape[1]
-    if (options.use_moments and data.J is None and data.is_paper_loss
-            and options.v_closed_form and data.gram is not None
+    if (options.use_moments and data.J is None and v_by_closed_form(data.label, options)
+            and data.gram is not None
             and (data.group_grams is not None or not data.has_manifold_terms)
             and not isinstance(data.Y, SparseSignedLabels) and n >= 2 * (d + l)):
         return _MomentBlocks(data, options, w_preconditioner, obj.label_moments(data))
@@ -519,7 +520,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         iteration, from the blocks' own cost decreases.
     """
     options = options or SolverOptions()
-    if isinstance(data.Y, SparseSignedLabels) and not options.v_closed_form:
+    if isinstance(data.Y, SparseSignedLabels) and not v_by_closed_form(data.label, options):
         raise ValueError("sparse labels (SparseSignedLabels) need the closed form of V: "
                          "use v_closed_form=True or pass dense labels")
     rng = np.random.default_rng(random_state)

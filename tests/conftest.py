@@ -97,3 +97,28 @@ def _multilabel_data(seed=0, n=60, d=8, l=5):
 def multilabel_data():
     """Factory of small dense multi-label data sets: ``multilabel_data(seed, n, d, l)``."""
     return _multilabel_data
+
+
+# --- the slow tests ------------------------------------------------------------------------
+# Deselected by `pytest -m "not slow"`: the examples and the documentation (each builds or
+# runs a gallery script), and every test whose code starts a new Python process (the
+# command line as a user runs it, a second interpreter). Marked here, by what a test does,
+# so that a new test of that kind is slow without being told.
+SLOW_MODULES = {"test_examples.py", "test_docs.py"}
+NEW_PROCESS = ("subprocess", "_glocal(", "multiprocessing", "Popen")
+
+
+def pytest_collection_modifyitems(config, items):
+    import inspect
+
+    for item in items:
+        function = getattr(item, "function", None)
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        elif function is not None:
+            try:
+                source = inspect.getsource(function)
+            except (OSError, TypeError):
+                continue
+            if any(word in source for word in NEW_PROCESS):
+                item.add_marker(pytest.mark.slow)

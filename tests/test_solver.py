@@ -395,6 +395,14 @@ def test_anderson_solves_a_linear_fixed_point_in_few_steps():
     np.testing.assert_allclose(x, fixed, rtol=1e-8)
 
 
+def test_anderson_at_a_fixed_point_does_not_extrapolate():
+    """Once the residual stops changing, there is nothing to mix (no singular solve)."""
+    mixing = solver._Anderson(3)
+    x = np.ones(4)
+    for _ in range(4):
+        assert mixing.step(x, x) is None
+
+
 @pytest.mark.parametrize("missing", [True, False], ids=["missing", "full"])
 def test_accelerated_warm_start_reaches_the_plain_one(multilabel_data, missing):
     """Both warm starts converge to the same basic-model value; the mixed one in fewer

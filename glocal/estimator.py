@@ -251,10 +251,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             Group of every sample (e.g. from domain knowledge); k-means on X with
             ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).
         init : fitted GLOCAL, GLObal or loCAL, or tuple (U, V, W, Z), default=None
-            Starting point of the fit instead of the basic model's own (see Notes): a
-            model fitted on the same labels and groups, e.g. at a nearby ``lam2`` (a
-            regularization path, as `glocal.GLOCALCV` walks), or arrays shaped as its
-            ``U_``, ``V_`` (None: W^T X), ``W_`` and ``Z_``. The estimator adapts W's
+            Starting point of the fit instead of the basic model's own: a model fitted on
+            the same labels and groups, e.g. at a nearby ``lam2`` (a regularization path,
+            as `glocal.GLOCALCV` walks), or arrays shaped as its ``U_``, ``V_`` (None:
+            W^T X), ``W_`` and ``Z_``. The estimator adapts W's
             layout: the bias is carried over when both fits have ``fit_intercept``, starts
             at zero when only this one has it, and is dropped otherwise. The init's ``V_``
             is used when it has one column per sample of X, else V starts at W^T X. The
@@ -368,7 +368,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
     @staticmethod
     def _report(stage, iteration, value):
-        print(f"[GLOCAL] {stage} iteration {iteration}: objective {value:.6g}")
+        step = "basic-model initialisation round" if stage == "init" else "main iteration"
+        print(f"[GLOCAL] {step} {iteration}: objective {value:.6g}")
 
     def decision_function(self, X):
         """Label scores X W_ U_^T (+ intercept_), shape (n_samples, n_labels).

@@ -393,3 +393,11 @@ def test_pinned_objective_values(name, params, value, rel):
     data = real(name)
     model = GLOCAL(random_state=0, **params).fit(data.X, data.Y)
     assert model.objective_history_[-1] == pytest.approx(value, rel=rel)
+
+
+def test_verbose_names_both_phases(train, capsys):
+    X, Y = train
+    _small(verbose=1, max_iter=1).fit(X, Y)
+    out = capsys.readouterr().out
+    assert "[GLOCAL] basic-model initialisation round 1: objective" in out
+    assert "[GLOCAL] main iteration 1: objective" in out

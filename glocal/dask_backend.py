@@ -191,9 +191,7 @@ def fit_groups(X, groups, n_groups, random_state):
     n = X.shape[0]
     clustered = groups is None
     if clustered:
-        if n_groups > n:
-            raise ValueError(f"n_groups={n_groups} is larger than the number of samples "
-                             f"(n_samples={n})")
+        _validation.check_n_groups(n_groups, n)
         if n_groups == 1:
             groups = da.zeros(n, chunks=X.chunks[0], dtype=np.intp)
         else:

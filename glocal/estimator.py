@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _validation
-from ._base import MultiLabelMixin
+from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
 from .groups import compact_group_ids, group_index, kmeans_groups
 from .losses import LOSSES, balanced_class_weights
 from .objective import GlocalData, LabelFit, with_feature_grams
@@ -294,9 +294,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if cache is not None and not isinstance(cache, FitCache):
             raise ValueError(f"cache must be a glocal.estimator.FitCache, got "
                              f"{type(cache).__name__}")
+        _check_feature_names(self, X, reset=True)
         rng = check_random_state(self.random_state)
         data, groups, clustering_time = glocal_data(X, Y, groups, self, options, rng, cache)
-        n_features = X.shape[1]
+        n_features = np.shape(X)[1]  # X may be a list
         initial_point = None if init is None else self._initial_point(init, n_features,
                                                                       data.Y.shape[1])
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
@@ -309,6 +310,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                 callback=self._report if self.verbose else None,
                                 initial_point=initial_point)
         _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol)
+        warn_if_scores_vanish(result.U, result.V, f"lam2={self.lam2:g}")
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
@@ -473,9 +475,7 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
 
     tic = time.perf_counter()
     if groups is None:
-        if model.n_groups > n_samples:
-            raise ValueError(f"n_groups={model.n_groups} is larger than the number of "
-                             f"samples (n_samples={n_samples})")
+        _validation.check_n_groups(model.n_groups, n_samples)
         key = ("kmeans", model.normalize_rows, model.n_groups, rng.randint(2**31 - 1))
         groups = cache._get(key, lambda: kmeans_groups(X, *key[2:]))
     else:

@@ -17,7 +17,7 @@ LAYERS = [
     ("problems", ["glocal.problems", "glocal.manifolds"]),
     ("solver", ["glocal.solver", "glocal.dask_backend"]),
     ("estimators", ["glocal.estimator", "glocal.model_selection", "glocal.baselines"]),
-    ("workflows", ["glocal.reproduce", "glocal.plotting"]),
+    ("workflows", ["glocal.reproduce", "glocal.plotting", "glocal.persistence"]),
     ("faces", ["glocal.cli", "glocal.__main__"]),
 ]
 

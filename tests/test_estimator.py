@@ -169,9 +169,9 @@ def test_sparse_matches_dense(multilabel_data, observed):
     if observed < 1:
         Y = sample_observed(Y, observed, random_state=0)
     # Solved tightly, so that where each run stops does not depend on rounding. The plain
-    # warm start keeps both runs on one path: from the accelerated one's more exact point,
-    # the main loop's blocks start at rounding-level gradients, and sparse and dense
-    # rounding then grows to ~1e-7 in U V over the outer iterations.
+    # basic-model initialisation keeps both runs on one path: from the accelerated one's
+    # more exact point, the main loop's blocks start at rounding-level gradients, and sparse
+    # and dense rounding then grows to ~1e-7 in U V over the outer iterations.
     tight = dict(max_iter=300, init_max_iter=300, tol=1e-13,
                  solver_options={"init_acceleration": 0})
     dense = _small(**tight).fit(X, Y)

@@ -247,14 +247,14 @@ def test_a_nan_score_ranks_last(data):
 
 
 def test_solver_starts_from_a_given_point(make_problem):
-    """The warm-start hook of `glocal_fit`: from its own solution Algorithm 1 starts where
+    """The starting-point hook of `glocal_fit`: from its own solution Algorithm 1 starts where
     the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""
     from glocal.solver import SolverOptions, glocal_fit
 
     data, _, _ = make_problem(seed=3)
     first = glocal_fit(data, 3, random_state=0)
     point = (first.U, first.V, first.W, first.Z)
-    # Plain warm start: the accelerated one re-solves V before its first round.
+    # Plain basic-model initialisation: the accelerated one re-solves V before its first round.
     plain = SolverOptions(init_acceleration=0)
     again = glocal_fit(data, 3, init_max_iter=0, random_state=1, initial_point=point,
                        options=plain)

@@ -70,6 +70,14 @@ class LabelFit:
         Whether the entries carry weights other than J.
     sparse_labels : bool, default=False
         Whether Y is a `glocal.labels.SparseSignedLabels`, which only the paper's term reads.
+
+    Attributes
+    ----------
+    loss : str
+    quadratic : bool
+        The term is the paper's unweighted squared error.
+    sparse : bool
+        Y is stored sparse (``sparse_labels``).
     """
 
     def __init__(self, loss="squared", weighted=False, sparse_labels=False):
@@ -77,13 +85,14 @@ class LabelFit:
             raise ValueError(f"unknown loss {loss!r}; expected one of {losses.LOSSES}")
         self.loss = loss
         self.quadratic = loss == "squared" and not weighted
+        self.sparse = sparse_labels
         if sparse_labels and not self.quadratic:
             raise ValueError("sparse labels (SparseSignedLabels) support the paper's loss "
                              "only: loss='squared' without weights; pass dense labels")
 
     def value(self, U, V, data):
         """The term at F = U V."""
-        if isinstance(data.Y, SparseSignedLabels):
+        if self.sparse:
             return data.Y.residual_norm(U, V)
         if self.quadratic:
             return _squared_norm(label_residual(U, V, data))

@@ -31,7 +31,6 @@ import scipy.sparse.linalg
 
 from . import objective as obj
 from . import problems
-from .labels import SparseSignedLabels
 from .manifolds import normalize_rows
 
 
@@ -358,7 +357,7 @@ def _blocks(data, options, w_preconditioner):
     if (options.use_moments and data.J is None and v_by_closed_form(data.label, options)
             and data.gram is not None
             and (data.group_grams is not None or not data.has_manifold_terms)
-            and not isinstance(data.Y, SparseSignedLabels) and n >= 2 * (d + l)):
+            and not data.label.sparse and n >= 2 * (d + l)):
         return _MomentBlocks(data, options, w_preconditioner, obj.label_moments(data))
     return _SampleBlocks(data, options, w_preconditioner)
 
@@ -520,7 +519,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         iteration, from the blocks' own cost decreases.
     """
     options = options or SolverOptions()
-    if isinstance(data.Y, SparseSignedLabels) and not v_by_closed_form(data.label, options):
+    if data.label.sparse and not v_by_closed_form(data.label, options):
         raise ValueError("sparse labels (SparseSignedLabels) need the closed form of V: "
                          "use v_closed_form=True or pass dense labels")
     rng = np.random.default_rng(random_state)

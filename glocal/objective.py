@@ -149,6 +149,9 @@ class GlocalData:
         How the samples are reached: None when X, Y and J are in memory; else a backend
         with the methods ``sum`` and ``map`` of `sample_sum` and `sample_map` and the
         attributes ``n_groups`` and ``group_sizes`` (``group_index`` is then None).
+    label : LabelFit
+        The label-fit term, made from ``loss``, ``weights`` and the type of ``Y`` (not a
+        field: set when the data is made, and again by `dataclasses.replace`).
     """
 
     X: object

@@ -298,8 +298,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         data, groups, clustering_time = glocal_data(X, Y, groups, self, options, rng, cache)
         n_features = np.shape(X)[1]  # X may be a list
-        initial_point = None if init is None else self._initial_point(init, n_features,
-                                                                      data.Y.shape[1])
+        initial_point = (None if init is None else
+                         self._initial_point(init, n_features, *data.Y.shape, data.n_groups))
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on two
         # busy cores. scikit-learn's KMeans makes the same choice.
@@ -331,7 +331,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.n_features_in_ = n_features
         return self
 
-    def _initial_point(self, init, n_features, n_samples):
+    def _initial_point(self, init, n_features, n_labels, n_samples, n_groups):
         """The solver's (U, V, W, Z) from ``init`` (see `fit`), W laid out for this model."""
         if isinstance(init, GLOCAL):
             check_is_fitted(init)
@@ -347,10 +347,14 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         else:
             raise ValueError("init must be a fitted GLOCAL (GLObal, loCAL) or a tuple "
                              f"(U, V, W, Z), got {type(init).__name__}")
+        k = self.n_latent
+        expected = {"U": (n_labels, k), "V": (k, n_samples), "W": (n_features, k),
+                    "Z": (n_groups, n_labels, k)}
+        for name, array in zip("UVWZ", (U, V, W, Z)):
+            if (array is not None or name != "V") and np.shape(array) != expected[name]:
+                raise ValueError(f"init: {name} has shape {np.shape(array)}, expected "
+                                 f"{expected[name]}")
         W = np.asarray(W, dtype=float)
-        if W.ndim != 2 or W.shape[0] != n_features:
-            raise ValueError(f"init: W has shape {W.shape}, expected ({n_features}, "
-                             f"{self.n_latent})")
         if self.fit_intercept:
             bias = np.zeros(W.shape[1]) if bias is None else bias
             W = np.vstack([W, bias[None, :]])

@@ -331,7 +331,7 @@ def test_init_adapts_the_bias_row(train, source_bias, target_bias):
     X, Y = train
     source = _small(fit_intercept=source_bias).fit(X, Y)
     target = _small(fit_intercept=target_bias)
-    U, V, W, Z = target._initial_point(source, D, N)
+    U, V, W, Z = target._initial_point(source, D, L, N, G)
     assert U is source.U_ and Z is source.Z_ and V is source.V_
     np.testing.assert_array_equal(W[:D], source.W_)
     if not target_bias:
@@ -353,6 +353,8 @@ def test_init_as_arrays_and_its_errors(train, fitted):
         _small().fit(X, Y, init=(fitted.U_, None, fitted.W_[:-1], fitted.Z_))
     with pytest.raises(ValueError, match=r"U has shape \(5, 2\)"):
         _small().fit(X, Y, init=(fitted.U_[:, :2], None, fitted.W_, fitted.Z_))
+    with pytest.raises(ValueError, match=r"init: Z has shape \(2, 5, 3\), expected \(3, 5, 3\)"):
+        _small().fit(X, Y, init=(fitted.U_, None, fitted.W_, fitted.Z_[:2]))
 
 
 def test_fit_cache_changes_no_result_and_belongs_to_one_x(train, fitted):

@@ -56,10 +56,11 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     U, V, W and the Z_m (the same training rows, so V carries over as it is), through the
     public ``GLOCAL.fit(..., init=model)``; GLOCAL's basic-model initialisation and
     Algorithm 1 then run as usual, the initialisation for one round only when the start is
-    that same-value solution, already a solution of Algorithm 1 for nearly the same model. The k-means groups of a fold and its feature second moments
-    (X^T X, per group too) are computed once and shared by all settings through a
-    `glocal.estimator.FitCache` (GLOCAL with the same ``random_state`` finds the same
-    groups for every setting, so this changes no result).
+    that same-value solution, already a solution of Algorithm 1 for nearly the same model.
+    The k-means groups of a fold and its feature second moments (X^T X, per group too) are
+    computed once and shared by all settings through a `glocal.estimator.FitCache` (GLOCAL
+    with the same ``random_state`` finds the same groups for every setting, so this changes
+    no result).
 
     **Looser fits along the paths, exact refit.** The fits along the paths only rank the
     settings: they stop at ``path_tol`` (1e-2, against GLOCAL's 1e-4) and their block

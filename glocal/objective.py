@@ -431,7 +431,8 @@ def frobenius_terms(U, V_sq_norm, W, data):
 # that is V^T = X F + Y^T G with F = lam W A^-1 and G = U A^-1. What the U and W blocks and the
 # basic objective need of V then follows from C = X^T X, X^T Y^T and Y Y^T:
 #   X^T V^T = C F + X^T Y^T G,   Y V^T = (X^T Y^T)^T F + Y Y^T G,   V V^T = F^T X^T V^T + G^T Y V^T,
-# so a basic-model initialisation round costs O(d^2 k + (d + l) l k) instead of passes over the n samples.
+# so a basic-model initialisation round costs O(d^2 k + (d + l) l k) instead of passes over
+# the n samples.
 
 @dataclass(frozen=True)
 class LabelMoments:

@@ -126,9 +126,9 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
     of k x k would exceed ``max_block_entries`` numbers, of their diagonal. Under another
     loss the blocks change with the active entries as V moves; the inverse of their mean
     (`objective.v_mean_column_hessian`) at ``V``, the start, is applied instead. Measured on
-    the squared hinge (the Performance study in the documentation): far fewer trust-region iterations in a fit's
-    early visits, where the time goes (delicious: 12 instead of 100, capped); late in a fit
-    the diagonal can need fewer Hessian products (bibtex).
+    the squared hinge (the Performance study in the documentation): far fewer trust-region
+    iterations in a fit's early visits, where the time goes (delicious: 12 instead of 100,
+    capped); late in a fit the diagonal can need fewer Hessian products (bibtex).
     """
     k, n = U.shape[1], data.n_samples
     if V is None:

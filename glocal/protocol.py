@@ -28,13 +28,13 @@ __all__ = [
     "paired_ttest",
 ]
 
-# Grids of `glocal.model_selection.select_hyperparameters` for the methods of the comparison, kept small (3-6
-# points) so that a reproduction stays affordable. Every other parameter keeps its estimator's
-# documented default.
+# Grids of `glocal.model_selection.select_hyperparameters` for the methods of the comparison,
+# kept small (3-6 points) so that a reproduction stays affordable. Every other parameter keeps
+# its estimator's documented default.
 #
 # GLOCAL (and its ablations GLObal, loCAL, tuned on the same grid outside the small-cluster
 # ablation): lam = 1 (fixed by the paper) and lam3 = lam4 stay at the estimator's defaults.
-# (`glocal.GLOCALCV` searches GLOCAL faster, by warm-started regularization paths, over its own default
+# (`glocal.GLOCALCV` searches GLOCAL faster, by warm-started paths, over its own default
 # grid `glocal.model_selection.DEFAULT_PARAM_GRID`: fit_intercept off/on, n_latent 10/20,
 # lam2 10/3/1/0.3.)
 GLOCAL_GRID = {"lam2": [1, 4, 10], "n_latent": [10, 20]}

@@ -87,9 +87,8 @@ class SolverOptions:
 class GlocalResult:
     """What `glocal_fit` returns: the point, the objective history, counts and timings.
 
-    ``init_converged`` and ``converged`` say whether the basic-model initialisation and the main
-    loop met
-    ``tol`` before their iteration caps.
+    ``init_converged`` and ``converged`` say whether the basic-model initialisation and the
+    main loop met ``tol`` before their iteration caps.
     """
 
     U: np.ndarray
@@ -272,7 +271,8 @@ class _SampleBlocks:
         ``track=False``, where nobody reads it."""
         P = self._product(W)
         if not v_by_closed_form(self.data.label, self.options):
-            return _solve_and_free("V", problems.v_problem(U, P, self.data, V), V, self.options)
+            problem = problems.v_problem(U, P, self.data, V)
+            return _solve_and_free("V", problem, V, self.options)
         new = obj.v_closed_form(U, P, self.data)
         return new, (obj.v_decrease(V, new, U, self.data) if track else 0.0)
 
@@ -506,14 +506,14 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     initial_point : tuple (U, V, W, Z) of ndarray, optional
         Start from this point instead of `_initial_point` (e.g. a solution at nearby
         weights: a regularization path). V may be None: it is then W^T X; the rows of Z are
-        normalized. The basic-model initialisation still runs ``init_max_iter`` rounds from it (pass 0 to
-        go straight to Algorithm 1).
+        normalized. The basic-model initialisation still runs ``init_max_iter`` rounds from
+        it (pass 0 to go straight to Algorithm 1).
 
     Returns
     -------
     GlocalResult
-        ``objective_history`` holds Eq. (4) after the basic-model initialisation (with the initial
-        Z) and after every outer iteration; it never increases. ``init_history`` holds
+        ``objective_history`` holds Eq. (4) after the basic-model initialisation (with the
+        initial Z) and after every outer iteration; it never increases. ``init_history`` holds
         Eq. (1) at the initial point and after every initialisation round, and
         ``block_history`` Eq. (4) after each block (Z, V, U, W) of every outer
         iteration, from the blocks' own cost decreases.

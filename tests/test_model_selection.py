@@ -13,8 +13,8 @@ from test_sklearn_compatibility import UNAVOIDABLE
 from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
-from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_SOLVER_OPTIONS, _path_model, _plan,
-                                    select_hyperparameters)
+from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_SOLVER_OPTIONS, _path_model,
+                                    _plan, select_hyperparameters)
 from glocal.protocol import CORRELATION_WEIGHTS, GLOCAL_ABLATION_GRID, sample_observed
 
 

@@ -367,7 +367,8 @@ def test_estimator_warns_when_a_loop_hits_its_cap(multilabel_data):
     from glocal import GLOCAL
 
     X, Y = multilabel_data(0, n=60, d=8, l=5)
-    with pytest.warns(ConvergenceWarning, match="basic-model initialisation stopped at init_max_iter=1"):
+    with pytest.warns(ConvergenceWarning,
+                      match="basic-model initialisation stopped at init_max_iter=1"):
         GLOCAL(n_latent=3, n_groups=2, init_max_iter=1, tol=0.0, random_state=0).fit(X, Y)
     with pytest.warns(ConvergenceWarning, match="main loop stopped at max_iter=1"):
         GLOCAL(n_latent=3, n_groups=2, max_iter=1, tol=0.0, random_state=0).fit(X, Y)

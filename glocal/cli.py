@@ -12,7 +12,7 @@ from ._io import atomic_output, check_output
 from .persistence import load_model, save_model
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
-# them (.ci/run sets it), else a paper_tables.json in the current directory.
+# them, else a paper_tables.json in the current directory.
 _PAPER_TABLES = Path(os.environ.get("GLOCAL_PAPER_TABLES", "paper_tables.json"))
 
 
@@ -129,7 +129,7 @@ def build_parser():
         description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
                     "save the fitted model in skops' format, which loads without running "
                     "code (unlike a pickle). The model's hyperparameters are "
-                    "those of Eq. (6) of the paper; see the README or 'help(glocal.GLOCAL)'.")
+                    "those of Eq. (6) of the paper; see 'help(glocal.GLOCAL)'.")
     fit.add_argument("data", help="data file, or a directory of .npy chunks (X*.npy with "
                                   "their labels Y*.npy, paired in name order) fitted "
                                   "through Dask")
@@ -595,6 +595,10 @@ def _error(exc):
     return " ".join(text.split())
 
 
+# Optional dependencies and the extra of setup.cfg that installs each.
+_EXTRAS = {"matplotlib": "plot", "dask": "dask", "distributed": "dask", "dask_ml": "dask"}
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
@@ -615,6 +619,15 @@ def main(argv=None):
     except MemoryError as exc:  # e.g. a data file asking for more than the machine has
         reason = _error(exc) or "the data or the model needs more than is available"
         print(f"glocal {args.command}: error: out of memory: {reason}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        package = (exc.name or "").partition(".")[0]
+        if package not in _EXTRAS:
+            raise
+        # An optional dependency the command needs: name the extra that installs it.
+        extra = _EXTRAS[package]
+        print(f"glocal {args.command}: error: {package} is not installed; "
+              f'pip install "glocal[{extra}]"', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"glocal {args.command}: interrupted", file=sys.stderr)

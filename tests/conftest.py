@@ -100,11 +100,10 @@ def multilabel_data():
 
 
 # --- the slow tests ------------------------------------------------------------------------
-# Deselected by `pytest -m "not slow"`: the examples and the documentation (each builds or
-# runs a gallery script), and every test whose code starts a new Python process (the
-# command line as a user runs it, a second interpreter). Marked here, by what a test does,
-# so that a new test of that kind is slow without being told.
-SLOW_MODULES = {"test_examples.py", "test_docs.py"}
+# Deselected by `pytest -m "not slow"`. The examples and the documentation mark themselves;
+# here every test whose code starts a new Python process (the command line as a user runs
+# it, a second interpreter) is marked by what it does, so that a new one is slow without
+# being told.
 NEW_PROCESS = ("subprocess", "_glocal(", "multiprocessing", "Popen")
 
 
@@ -113,12 +112,11 @@ def pytest_collection_modifyitems(config, items):
 
     for item in items:
         function = getattr(item, "function", None)
-        if item.path.name in SLOW_MODULES:
+        if function is None:
+            continue
+        try:
+            source = inspect.getsource(function)
+        except (OSError, TypeError):
+            continue
+        if any(word in source for word in NEW_PROCESS):
             item.add_marker(pytest.mark.slow)
-        elif function is not None:
-            try:
-                source = inspect.getsource(function)
-            except (OSError, TypeError):
-                continue
-            if any(word in source for word in NEW_PROCESS):
-                item.add_marker(pytest.mark.slow)

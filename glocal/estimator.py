@@ -292,7 +292,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
         options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         if cache is not None and not isinstance(cache, FitCache):
-            raise ValueError(f"cache must be a glocal.estimator.FitCache, got "
+            raise ValueError(f"cache must be a glocal.FitCache, got "
                              f"{type(cache).__name__}")
         _check_feature_names(self, X, reset=True)
         rng = check_random_state(self.random_state)
@@ -411,8 +411,7 @@ class FitCache:
 
     Examples
     --------
-    >>> from glocal import GLOCAL
-    >>> from glocal.estimator import FitCache
+    >>> from glocal import GLOCAL, FitCache
     >>> from glocal.datasets import make_glocal_data
     >>> data = make_glocal_data(random_state=0)
     >>> cache = FitCache()

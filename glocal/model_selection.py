@@ -22,6 +22,8 @@ from ._base import MultiLabelMixin, _check_feature_names
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision_scorer
 
+__all__ = ["GLOCALCV", "select_hyperparameters"]
+
 # The default search: with and without a per-label bias, two latent dimensions, and a
 # regularization path of lam2 over two decades (half-decade steps), walked from strong to
 # weak regularization. 16 settings; every other parameter keeps the estimator's value.
@@ -58,7 +60,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     Algorithm 1 then run as usual, the initialisation for one round only when the start is
     that same-value solution, already a solution of Algorithm 1 for nearly the same model.
     The k-means groups of a fold and its feature second moments (X^T X, per group too) are
-    computed once and shared by all settings through a `glocal.estimator.FitCache` (GLOCAL
+    computed once and shared by all settings through a `glocal.FitCache` (GLOCAL
     with the same ``random_state`` finds the same groups for every setting, so this changes
     no result).
 

@@ -358,7 +358,7 @@ def test_init_as_arrays_and_its_errors(train, fitted):
 
 
 def test_fit_cache_changes_no_result_and_belongs_to_one_x(train, fitted):
-    from glocal.estimator import FitCache
+    from glocal import FitCache
 
     X, Y = train
     cache = FitCache()
@@ -369,7 +369,7 @@ def test_fit_cache_changes_no_result_and_belongs_to_one_x(train, fitted):
     np.testing.assert_array_equal(second.W_, _small(lam2=2.0).fit(X, Y).W_)
     with pytest.raises(ValueError, match="one FitCache per X"):
         _small().fit(X[:-1], Y[:-1], cache=cache)
-    with pytest.raises(ValueError, match="cache must be a glocal.estimator.FitCache"):
+    with pytest.raises(ValueError, match="cache must be a glocal.FitCache"):
         _small().fit(X, Y, cache={})
 
 

@@ -102,10 +102,10 @@ class LabelFit:
         """The term at F = U V, half its gradient in F and half its entry-wise curvature (the
         blocks' factor 2), from one product U V: what a U or V block reads at a point (cost,
         gradient and Hessian products). For the paper's term: ||R||^2, R = J o (U V - Y),
-        and J (ones when every entry is observed)."""
+        and J (the scalar 1 when every entry is observed)."""
         if self.quadratic:
             R = label_residual(U, V, data)
-            return float(np.sum(R ** 2)), R, data.entry_weights
+            return float(np.sum(R ** 2)), R, 1.0 if data.J is None else data.J
         value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, self.loss)
         return value, 0.5 * first, 0.5 * second
 
@@ -113,7 +113,7 @@ class LabelFit:
         """Half the entry-wise curvature of the term at F = U V, (l x n): J (ones without
         missing entries) for the paper's term, whatever U and V."""
         if self.quadratic:
-            return data.entry_weights
+            return np.ones_like(data.Y) if data.J is None else data.J
         return self.terms(U, V, data)[2]
 
 

@@ -129,7 +129,7 @@ def build_parser():
         description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
                     "save the fitted model in skops' format, which loads without running "
                     "code (unlike a pickle). The model's hyperparameters are "
-                    "those of Eq. (6) of the paper; see 'help(glocal.GLOCAL)'.")
+                    "those of Eq. (4) of the paper; see 'help(glocal.GLOCAL)'.")
     fit.add_argument("data", help="data file, or a directory of .npy chunks (X*.npy with "
                                   "their labels Y*.npy, paired in name order) fitted "
                                   "through Dask")

@@ -540,3 +540,12 @@ def test_out_of_memory_is_one_line(files, capsys, monkeypatch):
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line == ("glocal fit: error: out of memory: the data or the model needs more "
                     "than is available")
+
+
+def test_fit_help_names_the_objective_by_the_papers_number():
+    """The objective is the paper's Eq. (4); Eq. (6) is its V block."""
+    from glocal.cli import build_parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices
+    text = " ".join(commands["fit"].format_help().split())
+    assert "Eq. (4) of the paper" in text and "Eq. (6)" not in text

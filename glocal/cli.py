@@ -248,6 +248,9 @@ def _load_data(path, args, default, model=None):
     """A data file's rows of one split: "train", "test" or "all" (default: ``default`` when
     the file has a predefined split, else all rows). With a saved ``model``, files without
     labels are accepted and svmlight files take the model's numbers of features and labels."""
+    import numpy as np
+    import scipy.sparse as sp
+
     from .datasets import load
 
     shape = {}
@@ -261,6 +264,16 @@ def _load_data(path, args, default, model=None):
             raise ValueError(f"{path} has no predefined {split} split; use --split all")
         rows = data[f"{split}_idx"]
         data.X, data.Y = data.X[rows], data.Y[rows]
+    # Said here, with the file's name: the estimators' messages cannot name it.
+    if not data.X.shape[0]:
+        where = "" if split == "all" else f" in its {split} split"
+        raise ValueError(f"{path}: no rows{where}")
+    values = data.X.data if sp.issparse(data.X) else np.asarray(data.X)
+    bad = values.size - np.count_nonzero(np.isfinite(values))
+    if bad:
+        raise ValueError(f"{path}: {_count(bad, 'feature value')} "
+                         f"{'is' if bad == 1 else 'are'} NaN or infinite (missing values?); "
+                         "fill them in before fitting or scoring")
     return data
 
 

@@ -549,3 +549,37 @@ def test_fit_help_names_the_objective_by_the_papers_number():
     commands = build_parser()._subparsers._group_actions[0].choices
     text = " ".join(commands["fit"].format_help().split())
     assert "Eq. (4) of the paper" in text and "Eq. (6)" not in text
+
+
+def _rowless_files(tmp):
+    """Data files that hold no row: an empty svmlight file, an ARFF header, a 0-row .mat."""
+    from scipy.io import savemat
+
+    (tmp / "empty.svm").write_text("")
+    (tmp / "header.arff").write_text("@relation 'header: -C 1'\n@attribute y {0,1}\n"
+                                     "@attribute x numeric\n@data\n")
+    savemat(tmp / "rowless.mat", {"data": np.zeros((0, 3)), "target": np.zeros((2, 0))})
+    return [tmp / "empty.svm", tmp / "header.arff", tmp / "rowless.mat"]
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_a_data_file_without_rows_is_one_line_naming_it(tmp_path, capsys, index):
+    path = _rowless_files(tmp_path)[index]
+    assert main(["fit", str(path), "--model", str(tmp_path / "m.skops")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "no rows" in line, line
+
+
+@pytest.mark.parametrize("name, text", [
+    ("nan.svm", "0 1:nan 2:0.5\n1 1:0.3 2:inf\n"),
+    ("missing.arff", "@relation 'missing: -C 1'\n@attribute y {0,1}\n@attribute x numeric\n"
+                     "@data\n1,?\n0,0.5\n1,0.25\n"),
+])
+def test_non_finite_features_of_a_data_file_are_one_line_naming_it(tmp_path, capsys, name,
+                                                                    text):
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["fit", str(path), "--model", str(tmp_path / "m.skops"),
+                 "--n-groups", "1"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "NaN or infinite" in line, line

@@ -1,6 +1,7 @@
 """Tests of the dataset loaders: the real benchmark files, then small files covering each rule."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -448,8 +449,9 @@ def test_svmlight_index_base_is_found_once_and_then_kept(tmp_path):
     assert load(zero).index_base == 0 and load(one).index_base == 1
     np.testing.assert_array_equal(load(one).X.toarray(), [[1, 0, 3], [0, 2, 0]])
     # Read as 0-based data (a model's training file had a 0 index): nothing shifts.
-    np.testing.assert_array_equal(load(one, index_base=0, n_features=4).X.toarray(),
-                                  [[0, 1, 0, 3], [0, 0, 2, 0]])
+    with pytest.warns(UserWarning, match="shifted"):  # it has no index 0
+        read = load(one, index_base=0, n_features=4)
+    np.testing.assert_array_equal(read.X.toarray(), [[0, 1, 0, 3], [0, 0, 2, 0]])
     with raises_naming(ValueError, zero) as info:
         load(zero, index_base=1)
     assert "feature index 0" in str(info.value)
@@ -461,3 +463,17 @@ def test_arff_with_a_byte_order_mark_loads(tmp_path):
     write(tmp_path / "bom.xml", MULAN_XML)
     assert load(path).feature_names == load(write(tmp_path / "plain.arff", MULAN_ARFF),
                                             xml=tmp_path / "bom.xml").feature_names
+
+
+def test_svmlight_read_from_0_without_index_0_warns_of_a_shift(tmp_path):
+    """A model fitted on a 0-based file scores a 1-based file shifted by one feature unless
+    the new file uses the model's last feature (then it is refused): say so."""
+    one = tmp_path / "one.svm"
+    one.write_text("0 1:1 2:2\n1 2:3 3:4\n")
+    with pytest.warns(UserWarning, match=r"no feature index 0 .* shifted"):
+        load(one, index_base=0, n_features=5)
+    (tmp_path / "zero.svm").write_text("0 0:1 2:2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load(tmp_path / "zero.svm", index_base=0, n_features=5)
+        load(one)  # its own base: nothing to say

@@ -5,6 +5,7 @@ no row carries still has its (all-zero) column, and the files of a split share c
 """
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,8 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
     index_base : {0, 1}, default=None
         The number of the first feature. By default 0 when some feature index of the
         files is 0, else 1. Data to score with a model must be read as the training data
-        was: pass the ``index_base`` of the training data's Bunch.
+        was: pass the ``index_base`` of the training data's Bunch. A file read with 0 that
+        has no index 0 gets a `UserWarning` (a 1-based file would be shifted by one).
 
     Returns
     -------
@@ -67,6 +69,12 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
     X = sp.vstack(Xs, format="csr")
     if index_base is None:
         index_base = 0 if X.nnz and X.indices.min() == 0 else 1
+    elif index_base == 0 and X.nnz and X.indices.min() > 0:
+        # Read as the training data was, a 1-based file would be shifted by one feature;
+        # it is refused only when it uses the last feature (one column too many).
+        warnings.warn(f"{shown}: no feature index 0 in a file read with indices from 0 (as "
+                      "the model's training data was): if this file numbers its features "
+                      "from 1, they are shifted by one", UserWarning, stacklevel=2)
     if index_base == 1:
         if X.nnz and X.indices.min() == 0:
             raise ValueError(f"{shown}: feature index 0 in a file read with indices from 1 "

@@ -268,6 +268,10 @@ def _load_data(path, args, default, model=None):
     if not data.X.shape[0]:
         where = "" if split == "all" else f" in its {split} split"
         raise ValueError(f"{path}: no rows{where}")
+    if not data.X.shape[1]:
+        dropped = (" (identifier attributes, such as strings, are dropped)"
+                   if Path(path).suffix.lower() == ".arff" else "")
+        raise ValueError(f"{path}: no feature columns{dropped}")
     values = data.X.data if sp.issparse(data.X) else np.asarray(data.X)
     bad = values.size - np.count_nonzero(np.isfinite(values))
     if bad:

@@ -583,3 +583,13 @@ def test_non_finite_features_of_a_data_file_are_one_line_naming_it(tmp_path, cap
                  "--n-groups", "1"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert str(path) in line and "NaN or infinite" in line, line
+
+
+def test_a_data_file_without_feature_columns_is_one_line_naming_it(tmp_path, capsys):
+    """Its only non-label attribute is a string (an identifier, dropped)."""
+    path = tmp_path / "ids.arff"
+    path.write_text("@relation 'ids: -C 1'\n@attribute y {0,1}\n@attribute id string\n"
+                    "@data\n1,'a'\n0,'b'\n")
+    assert main(["fit", str(path), "--model", str(tmp_path / "m.skops")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "no feature columns" in line, line

@@ -204,6 +204,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         if groups is not None:
             groups = _validation.check_groups(groups, X.shape[0])
         folds = self._folds(X)
+        if self.scoring is None:
+            _check_folds_can_be_scored(Y, folds)
         plan = _plan(candidates, self.path_param)
         scorer = self.scoring if self.scoring is not None else observed_average_precision_scorer
 
@@ -277,6 +279,22 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         check_is_fitted(self, "best_estimator_")
         _check_feature_names(self, X, reset=False)
         return self.best_estimator_.decision_function(X)
+
+
+def _check_folds_can_be_scored(Y, folds):
+    """The default scorer ranks the rows with an observed positive: every validation fold
+    needs one (else a fold's score is undefined)."""
+    has_positive = (Y == 1).any(axis=1)
+    if not has_positive.any():
+        raise ValueError("Y has no observed positive label: GLOCALCV's folds cannot be "
+                         "scored by average precision")
+    for i, (_, test) in enumerate(folds):
+        if not has_positive[test].any():
+            n = int(has_positive.sum())
+            raise ValueError(f"validation fold {i + 1} of {len(folds)} has no row with an "
+                             "observed positive label, so its average precision is "
+                             f"undefined (Y has {n} such row{'' if n == 1 else 's'}); use "
+                             "fewer folds (cv)")
 
 
 def _plan(candidates, path_param):

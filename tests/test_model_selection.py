@@ -306,3 +306,20 @@ def test_select_hyperparameters_without_paths_is_gridsearchcv(multilabel_data):
                           cv=KFold(3, shuffle=True, random_state=0)).fit(X, Y)
     assert select_hyperparameters(model, grid, X, Y, cv=3, random_state=0,
                                   paths=False) == search.best_params_
+
+
+def test_a_validation_fold_without_an_observed_positive_is_a_clear_error():
+    """The default scorer is undefined on such a fold: say which fold and what to do."""
+    rng = np.random.RandomState(0)
+    X, Y = rng.rand(40, 4), np.zeros((40, 3))
+    Y[0, 0] = 1  # one row with a positive: four of five folds have none
+    with pytest.raises(ValueError, match=r"validation fold \d of 5 has no row with an "
+                                         r"observed positive label.*fewer folds"):
+        GLOCALCV(cv=5).fit(X, Y)
+
+
+def test_labels_without_an_observed_positive_are_a_clear_error():
+    rng = np.random.RandomState(0)
+    Y = np.where(rng.rand(40, 3) < 0.3, np.nan, 0.0)
+    with pytest.raises(ValueError, match="Y has no observed positive label"):
+        GLOCALCV(cv=5).fit(rng.rand(40, 4), Y)

@@ -320,3 +320,11 @@ def test_mmlloc_uses_mlloc():
     assert isinstance(model.learner_, MLLOC) and isinstance(model.completer_, MAXIDE)
     scores = model.decision_function(X[300:])
     assert roc_auc_score(Y_true[300:].ravel(), scores.ravel()) > 0.8
+
+
+def test_features_too_small_to_square_are_not_called_zero():
+    """X of norm 1e-300: its Gram matrix underflows to 0, though X is not zero."""
+    rng = np.random.RandomState(0)
+    X, Y = rng.rand(30, 4), (rng.rand(30, 3) > 0.5).astype(float)
+    with pytest.raises(ValueError, match="too small"):
+        MAXIDE().fit(X * 1e-300, Y)

@@ -204,7 +204,11 @@ def orthonormal_basis(X, n_components=None, rtol=_RANK_RTOL):
         evals, evecs = eigh(gram)
     evals, evecs = evals[::-1], evecs[:, ::-1]
     if evals[0] <= 0:
-        raise ValueError("X is zero: MAXIDE needs non-zero features as side information")
+        # X X^T (or X^T X) can underflow to zero for a non-zero X.
+        kind = ("X is zero" if not abs(X).max() else
+                "X is too small for float64 arithmetic (its Gram matrix underflows to 0); "
+                "rescale it")
+        raise ValueError(f"{kind}: MAXIDE needs non-zero features as side information")
     keep = evals > (rtol ** 2) * evals[0]
     s = np.sqrt(evals[keep])
     if d <= n:

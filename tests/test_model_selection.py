@@ -13,8 +13,8 @@ from test_sklearn_compatibility import UNAVOIDABLE
 from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
-from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_SOLVER_OPTIONS, _adapt,
-                                    _path_model, _plan)
+from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
+                                    PATH_SOLVER_OPTIONS, _adapt, _path_model, _plan)
 
 
 def _data(seed=0, n=90, d=10, l=8, rank=4, hidden=0.4):
@@ -198,8 +198,38 @@ def test_without_refit_there_is_no_model(data):
 
 def test_default_grid():
     assert GLOCALCV().param_grid is None
-    assert len(ParameterGrid(DEFAULT_PARAM_GRID)) == 16
+    assert set(DEFAULT_PARAM_GRID) == {"lam2", "normalize_rows"}
     assert DEFAULT_PARAM_GRID["lam2"] == sorted(DEFAULT_PARAM_GRID["lam2"], reverse=True)
+
+
+def test_defaults_are_the_recommended_model_and_glocal_stays_the_papers(data):
+    """GLOCALCV() tunes the squared hinge with a bias, lam_v = 0 and n_latent from the
+    number of labels (capped); GLOCAL() keeps the paper's model."""
+    X, Y = data
+    search = GLOCALCV(cv=2, random_state=0).fit(X, Y)
+    best = search.best_estimator_
+    assert (best.loss, best.fit_intercept, best.lam_v) == ("squared_hinge", True, 0.0)
+    assert best.n_latent == min(Y.shape[1], MAX_DEFAULT_LATENT) == Y.shape[1]
+    assert set(search.best_params_) == set(DEFAULT_PARAM_GRID)
+    assert len(search.cv_results_["params"]) == len(ParameterGrid(DEFAULT_PARAM_GRID))
+    paper = GLOCAL()
+    assert (paper.loss, paper.fit_intercept, paper.lam_v) == ("squared", False, None)
+    # The cap on n_latent applies to many labels; a given estimator keeps its own.
+    assert GLOCALCV()._base_estimator(5 * MAX_DEFAULT_LATENT).n_latent == MAX_DEFAULT_LATENT
+    assert GLOCALCV(GLOCAL(n_latent=3))._base_estimator(50).n_latent == 3
+
+
+def test_random_state_makes_folds_groups_and_result_reproducible(data):
+    X, Y = data
+    fits = [GLOCALCV(cv=2, random_state=seed).fit(X, Y) for seed in (7, 7, 8)]
+    first, again, other = fits
+    for name in ("split0_test_score", "split1_test_score", "mean_test_score"):
+        np.testing.assert_array_equal(first.cv_results_[name], again.cv_results_[name])
+    assert first.best_params_ == again.best_params_
+    np.testing.assert_array_equal(first.best_estimator_.groups_, again.best_estimator_.groups_)
+    np.testing.assert_array_equal(first.decision_function(X), again.decision_function(X))
+    assert first._folds(X)[0][1].tolist() == again._folds(X)[0][1].tolist()
+    assert first._folds(X)[0][1].tolist() != other._folds(X)[0][1].tolist()
 
 
 @pytest.mark.parametrize("params, message", [

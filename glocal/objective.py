@@ -139,10 +139,11 @@ class GlocalData:
 
     @property
     def entry_weights(self):
-        """c_ji of Eq. L in `glocal.losses`: ``weights``, else J (ones when J is None)."""
+        """c_ji of Eq. L in `glocal.losses`: ``weights``, else J; the scalar 1.0 when J is
+        None (every entry observed), not an l x n array of ones made at every call."""
         if self.weights is not None:
             return self.weights
-        return np.ones_like(self.Y) if self.J is None else self.J
+        return 1.0 if self.J is None else self.J
 
 
 def sample_sum(function, data, *arrays, reads="XY"):
@@ -297,7 +298,7 @@ def label_curvature(U, V, data):
     J (ones without missing entries) for the paper's loss, whatever U and V.
     """
     if data.is_paper_loss:
-        return data.entry_weights
+        return np.ones_like(data.Y) if data.J is None else data.J
     return label_fit(U, V, data)[2]
 
 

@@ -381,42 +381,6 @@ def frobenius_terms(U, V_sq_norm, W, data):
     return data.lam2 * (_squared_norm(U) + _squared_norm(W)) + data.v_weight * V_sq_norm
 
 
-def balancing_transform(U, V, W, data, P=None):
-    """The k x k matrix G minimizing the objective over (U G^-1, G V, W G^T), or None.
-
-    The label scores U V, F = U W^T X and hence the label fit and the manifold terms do not
-    change along these points; what changes is tr(A S^-1) + tr(B S) with S = G^T G,
-    A = lam2 U^T U and B = lam (V - W^T X)(V - W^T X)^T + lam2 W^T W + lam_v V V^T. Its
-    minimizer is the geometric mean S = B^-1 # A = B^-1/2 (B^1/2 A B^1/2)^1/2 B^-1/2, and
-    G = S^1/2. Block updates of U, V and W move along this direction only slowly (each is
-    held by the others: measured, hundreds of rounds with lam_v = 0), one G gets there at
-    once. None when A or B is singular up to rounding (then nothing is gained).
-    """
-    if P is None:
-        P = feature_product(W, data)
-
-    def grams(part, V, P):
-        R = V - P.T
-        return R @ R.T, V @ V.T
-    RRt, VVt = sample_sum(grams, data, V, P, reads="")
-    A = data.lam2 * (U.T @ U)
-    B = data.lam * RRt + data.lam2 * (W.T @ W) + data.v_weight * VVt
-    b_values, b_vectors = np.linalg.eigh(B)
-    a_values = np.linalg.eigvalsh(A)
-    eps = np.finfo(float).eps * B.shape[0]
-    if b_values[0] <= eps * b_values[-1] or a_values[0] <= eps * a_values[-1]:
-        return None
-    B_half = (b_vectors * np.sqrt(b_values)) @ b_vectors.T
-    B_inv_half = (b_vectors / np.sqrt(b_values)) @ b_vectors.T
-    m_values, m_vectors = np.linalg.eigh(B_half @ A @ B_half)
-    M_half = (m_vectors * np.sqrt(np.maximum(m_values, 0.0))) @ m_vectors.T
-    S = B_inv_half @ M_half @ B_inv_half
-    s_values, s_vectors = np.linalg.eigh((S + S.T) / 2)
-    if s_values[0] <= 0:
-        return None
-    return (s_vectors * np.sqrt(s_values)) @ s_vectors.T
-
-
 # --- The basic model on second moments (every label observed) -----------------------------
 #
 # With J = 1 the closed form of V is V = A^-1 (lam W^T X^T + U^T Y), A = U^T U + (lam + lam_v) I,

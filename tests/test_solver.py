@@ -532,38 +532,3 @@ def test_moment_blocks_only_where_they_hold(multilabel_data):
     assert kind(replace(full, gram=None)) is solver._SampleBlocks
     few = replace(full, X=full.X[:20], Y=full.Y[:, :20])  # n 20 < 2 (d + l)
     assert kind(few) is solver._SampleBlocks
-
-
-# --- balancing (U G^-1, G V, W G^T) under a loss other than the paper's ----------------------
-
-@pytest.mark.parametrize("lam_v", [0.0, 0.5])
-def test_balancing_keeps_the_scores_and_minimizes_over_g(make_problem, lam_v):
-    data, (U, V, W, Z), _ = make_problem(seed=4, missing=True)
-    data = replace(data, loss="squared_hinge", lam_v=lam_v)
-    G = obj.balancing_transform(U, V, W, data)
-    U2, V2, W2 = U @ np.linalg.inv(G), G @ V, W @ G.T
-    np.testing.assert_allclose(U2 @ V2, U @ V, atol=1e-10)
-    np.testing.assert_allclose(U2 @ W2.T, U @ W.T, atol=1e-10)
-    before, after = obj.objective(U, V, W, Z, data), obj.objective(U2, V2, W2, Z, data)
-    assert after < before
-    # No other G does better: nearby ones are above, and the balanced point is its own G.
-    rng = np.random.default_rng(0)
-    for _ in range(5):
-        E = np.eye(G.shape[0]) + 0.05 * rng.standard_normal(G.shape)
-        other = (U2 @ np.linalg.inv(E), E @ V2, W2 @ E.T)
-        assert obj.objective(*other, Z, data) >= after - 1e-10 * abs(after)
-    np.testing.assert_allclose(obj.balancing_transform(U2, V2, W2, data), np.eye(G.shape[0]),
-                               atol=1e-6)
-
-
-def test_squared_hinge_fit_balances_every_round_and_stays_monotone(data):
-    hinge = replace(data, loss="squared_hinge", lam_v=0.0)
-    result = glocal_fit(hinge, N_LATENT, max_iter=5, init_max_iter=50, tol=1e-6,
-                        random_state=0)
-    for history in (result.init_history, result.objective_history):
-        assert np.all(np.diff(history) <= 1e-10 * np.abs(history[:-1]))
-    np.testing.assert_allclose(np.array(result.block_history)[:, -1],
-                               result.objective_history[1:], rtol=1e-9)
-    # The returned point is balanced: no G lowers the objective any more.
-    G = obj.balancing_transform(result.U, result.V, result.W, hinge)
-    np.testing.assert_allclose(G, np.eye(N_LATENT), atol=1e-6)

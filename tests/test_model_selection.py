@@ -209,6 +209,7 @@ def test_defaults_are_the_recommended_model_and_glocal_stays_the_papers(data):
     search = GLOCALCV(cv=2, random_state=0).fit(X, Y)
     best = search.best_estimator_
     assert (best.loss, best.fit_intercept, best.lam_v) == ("squared_hinge", True, 0.0)
+    assert best.init_max_iter == 100
     assert best.n_latent == min(Y.shape[1], MAX_DEFAULT_LATENT) == Y.shape[1]
     assert set(search.best_params_) == set(DEFAULT_PARAM_GRID)
     assert len(search.cv_results_["params"]) == len(ParameterGrid(DEFAULT_PARAM_GRID))
@@ -217,6 +218,27 @@ def test_defaults_are_the_recommended_model_and_glocal_stays_the_papers(data):
     # The cap on n_latent applies to many labels; a given estimator keeps its own.
     assert GLOCALCV()._base_estimator(5 * MAX_DEFAULT_LATENT).n_latent == MAX_DEFAULT_LATENT
     assert GLOCALCV(GLOCAL(n_latent=3))._base_estimator(50).n_latent == 3
+
+
+@pytest.mark.parametrize("name, rho, long_start", [
+    ("yeast", 0.3, False), ("genbase", 0.3, True), ("genbase", 1.0, True)])
+def test_defaults_converge_on_real_data(name, rho, long_start):
+    """The recommended search raises no ConvergenceWarning: its basic-model initialisation
+    meets tol within its cap, and Algorithm 1 then within its own (a 60/40 split)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from glocal.protocol import random_splits, sample_observed
+    from realdata import real
+
+    data = real(name)
+    X, Y = data.X, np.asarray(data.Y.toarray() if hasattr(data.Y, "toarray") else data.Y)
+    train, _ = random_splits(X.shape[0], 1, random_state=0)[0]
+    Y_train = Y[train] if rho == 1 else sample_observed(Y[train], rho, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        search = GLOCALCV(random_state=0).fit(X[train], Y_train)
+    # genbase's refit needs more rounds than GLOCAL()'s cap of 30 (it warned with it)
+    assert (search.best_estimator_.n_init_iter_ > 30) == long_start
 
 
 def test_random_state_makes_folds_groups_and_result_reproducible(data):

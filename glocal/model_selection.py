@@ -181,8 +181,13 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     >>> from glocal.protocol import sample_observed
     >>> data = make_glocal_data(random_state=0)
     >>> Y = sample_observed(data.Y, 0.5, random_state=0)  # half the labels missing
+    >>> model = GLOCALCV(random_state=0).fit(data.X, Y)  # the recommended estimator
+    >>> sorted(model.best_params_)
+    ['lam2', 'normalize_rows']
+    >>> model.best_estimator_.loss, model.best_estimator_.n_latent  # 12 labels
+    ('squared_hinge', 12)
     >>> search = GLOCALCV(GLOCAL(n_latent=4), {"lam2": [4.0, 1.0]}, cv=3,
-    ...                   random_state=0).fit(data.X, Y)
+    ...                   random_state=0).fit(data.X, Y)  # the paper's model, another grid
     >>> sorted(search.best_params_)
     ['lam2']
     """

@@ -1,15 +1,13 @@
 """What the benchmark scripts share: the data directory and the paper's kind of split."""
 
 import os
-from pathlib import Path
 
 from sklearn.model_selection import train_test_split
 
 from glocal.datasets import load_dataset
 from glocal.protocol import drop_unlabeled_rows
 
-DATA_DIR = os.environ.get("GLOCAL_DATA",
-                          Path(__file__).resolve().parents[1].parent / "shared" / "data")
+DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
 
 
 def paper_split(name, data_dir, seed):

@@ -1,6 +1,6 @@
 """Learning with missing labels: GLOCAL's variants against BR on the observed labels.
 
-Issue 13, item 4. On each dataset, over random 60/40 splits (`glocal.protocol.random_splits`)
+On each dataset, over random 60/40 splits (`glocal.protocol.random_splits`)
 and observed fractions rho (`glocal.protocol.sample_observed` on the training labels), every
 method is tuned by k-fold cross-validation on the observed training entries
 (`glocal.protocol.select_hyperparameters`, or `glocal.GLOCALCV` for the methods in
@@ -14,7 +14,7 @@ n_latent is either a constant or the rule "n_latent = number of labels"; nothing
 per dataset.
 
 Results are appended row by row to a CSV, so an interrupted run keeps what it finished and
-a rerun skips it. One BLAS thread (the machine is shared).
+a rerun skips it. One BLAS thread (CPU time is the method's work).
 
 Usage::
 
@@ -64,7 +64,8 @@ def _glocal(**fixed):
 
 
 # The extensions share one design: a bias, as many latent dimensions as labels, and no
-# shrinkage of V (lam_v = 0), which at rho = 0.3 outweighed the label fit (README).
+# shrinkage of V (lam_v = 0), which at rho = 0.3 outweighed the label fit (see the
+# documentation's missing-labels guide).
 EXTENDED = dict(fit_intercept=True, n_latent=ALL_LABELS, lam_v=0.0)
 LAM2_GRID = {"lam2": [4, 16]}
 # name -> (factory(n_labels, seed), grid or None). A None grid fits the fixed parameters.
@@ -98,8 +99,8 @@ METHODS = {
                                        None),
     # V tied tightly to W^T X: near a trace-norm-regularized linear model U W^T x.
     "GLOCAL-lam_v=0-lam=10-lam2=4": (_glocal(**EXTENDED, lam=10, lam2=4), None),
-    # The squared hinge with the squared loss's rows-cv grid, tuned by GLOCALCV (issue 13's
-    # wording): warm-started lam2 paths, one per choice of normalize_rows.
+    # The squared hinge with the squared loss's rows-cv grid, tuned by GLOCALCV
+    # (the recommended estimator): warm-started lam2 paths, one per choice of normalize_rows.
     "GLOCAL-lam_v=0-sqhinge-rows-glocalcv": (
         _glocal(**EXTENDED, loss="squared_hinge"),
         {"lam2": [2, 4, 16], "normalize_rows": [False, True]}),

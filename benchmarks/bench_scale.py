@@ -17,7 +17,7 @@ scaling  Dense Gaussian data, n in ``--sizes``, d = 100, l = 20: GLOCAL against
          with the relative difference of the objectives reached.
 memory   Peak memory traced (tracemalloc) during one GLOCAL fit, against the size of X.
 strong   Enron with lam3 = 1e3 or lam4 = 1e3 against the default weights.
-losses   One fit of the missing-label design of README's "Missing labels" (the squared
+losses   One fit of the missing-label design of the documentation's missing-labels guide (the squared
          hinge, ``fit_intercept=True, lam_v=0, n_latent = min(l, 100), lam2=4``) on the
          observed entries at rho = 0.7, against BR(C=0.1) on the same observed entries, and
          against the same GLOCAL with the paper's squared loss.

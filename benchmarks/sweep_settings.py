@@ -3,7 +3,7 @@
 Fits GLOCAL (paper's objective: no intercept, lam = 1) over a grid of n_latent, lam2,
 lam3 = lam4 and n_groups on one random 60/40 split, and prints every setting's test-split
 average precision and ranking loss next to one-vs-rest LinearSVC(C=0.1) fitted on the same
-split. This is evidence for the README's statements about defaults, not a tuning protocol
+split. This is evidence for the documented choice of defaults, not a tuning protocol
 (it looks at the test split).
 
     python benchmarks/sweep_settings.py --dataset arts [--data-dir DIR]

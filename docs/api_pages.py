@@ -1,12 +1,17 @@
-"""Write the API reference page: every public class and function of every public module.
+"""Write the API reference page: the public names of every public module.
+
+A module's public names are the classes and functions of its ``__all__``; constants are
+described in the pages of the functions that use them. ``__all__`` is read from the module's source,
+not by importing it, so that writing the page needs no optional extra (``glocal.dask_backend``
+imports dask; autodoc imports it with dask mocked, see ``conf.py``).
 
 Generated at build time rather than kept by hand, so that a new public name cannot be
-left out. A module's public names are its ``__all__`` when it has one, else the classes
-and functions it defines whose names do not start with an underscore.
+left out.
 """
 
-import importlib
-import inspect
+import ast
+import importlib.util
+from pathlib import Path
 
 MODULES = {
     "glocal": "The estimators",
@@ -15,33 +20,44 @@ MODULES = {
     "glocal.metrics": "Measures",
     "glocal.protocol": "The paper's protocol",
     "glocal.groups": "Local groups",
-    "glocal.solver": "The solver (Algorithm 1)",
-    "glocal.dask_backend": "The samples on Dask",
-    "glocal.objective": "The objective and its derivatives",
     "glocal.labels": "Sparse labels",
-    "glocal.problems": "The blocks as pymanopt problems",
     "glocal.manifolds": "The manifold of the Z block",
+    "glocal.dask_backend": "The samples on Dask",
     "glocal.plotting": "Figures",
     "glocal.reproduce": "Reproducing the paper's tables",
 }
 
 
+def _source(module_name):
+    """The module's file, found without running the module (only its package)."""
+    return Path(importlib.util.find_spec(module_name).origin)
+
+
+def _defined():
+    """The names of the package's classes and functions (``class`` and ``def`` statements)."""
+    names = set()
+    for path in _source("glocal").parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                names.add(node.name)
+    return names
+
+
 def public_names(module_name):
-    """The documented names of one module: classes and functions, in a stable order."""
-    module = importlib.import_module(module_name)
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [name for name, value in vars(module).items()
-                 if not name.startswith("_") and (inspect.isclass(value)
-                                                  or inspect.isfunction(value))
-                 and getattr(value, "__module__", "").startswith(module_name)]
-    return [name for name in names
-            if inspect.isclass(getattr(module, name)) or callable(getattr(module, name))]
+    """The documented names of one module: the classes and functions of its ``__all__``."""
+    tree = ast.parse(_source(module_name).read_text())
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and getattr(node.targets[0], "id", None) == "__all__"):
+            defined = _defined()
+            return [name for name in ast.literal_eval(node.value)
+                    if not name.startswith("_") and name in defined]
+    raise ValueError(f"{module_name} has no __all__: say which of its names are public")
 
 
 def write_api_page(path):
     lines = ["API reference", "=============", "",
-             "Every public class and function, by module. The estimators follow the "
+             "The public classes and functions, by module. The estimators follow the "
              "scikit-learn API (``fit``, ``predict``, ``decision_function``, ``score``).", ""]
     for module_name, title in MODULES.items():
         lines += [title, "-" * len(title), "", f".. automodule:: {module_name}",

@@ -3,13 +3,13 @@
 Build with warnings as errors (from the project root)::
 
     pip install -e ".[docs]"
+    python docs/make_studies.py          # the study pages, from the benchmarks' outputs
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 The gallery runs every script of ``examples/`` (and ``examples/tutorials/``); the scripts
 save their figures with `glocal.plotting.save_figure` to ``$GLOCAL_EXAMPLES_OUT`` (a temporary
 folder here), from where `gallery_figures.SavedFigures` puts them on the pages. The real-data
-examples read ``$GLOCAL_DATA`` (default: ``../shared/data`` beside the project, as for the
-tests).
+examples read the data directory ``$GLOCAL_DATA``.
 """
 
 import atexit
@@ -28,7 +28,6 @@ import glocal  # noqa: E402
 from api_pages import write_api_page  # noqa: E402
 from gallery_figures import SavedFigures  # noqa: E402
 
-os.environ.setdefault("GLOCAL_DATA", str(ROOT.parent / "shared" / "data"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 FIGURES = Path(tempfile.mkdtemp(prefix="glocal-gallery-"))
 atexit.register(shutil.rmtree, FIGURES, ignore_errors=True)
@@ -49,18 +48,21 @@ extensions = [
     "plain_docstrings",
 ]
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/**/*.ipynb", "auto_examples/**/*.py", "reproduction"]
+                    "auto_examples/**/*.ipynb", "auto_examples/**/*.py", "reproduction",
+                    "missing-labels", "studies/data"]
 templates_path = []
 html_theme = "pydata_sphinx_theme"
 html_title = f"glocal {release}"
 html_static_path = []
 html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
-html_sidebars = {page: [] for page in ("index", "model", "data", "cli")}  # no subsections
+html_sidebars = {page: [] for page in ("index", "install")}  # no subsections
 
 mathmpl_fontsize = 13.0
 mathmpl_srcset = ["2x"]
 autosummary_generate = True
 autodoc_inherit_docstrings = False  # pymanopt's method docstrings are not ours
+# The optional extras' packages: the API pages document glocal.dask_backend without dask.
+autodoc_mock_imports = ["dask", "distributed", "dask_ml"]
 autodoc_default_options = {"members": True, "inherited-members": False}
 numpydoc_show_class_members = False  # the class pages list members through autodoc
 numpydoc_class_members_toctree = False

@@ -19,8 +19,7 @@ The label files name the labels ``label1`` ... ``label5``; the names used here, 
 mountains, sea, sunset and trees, are those the multi-label literature gives for this
 dataset (Zhang & Zhou, ML-kNN, 2007), not confirmed by the files.
 
-Needs the data directory (``$GLOCAL_DATA``, default ``../shared/data`` beside the project)
-with the Image dataset. Writes ``image_correlations_learned.png`` and
+Needs the data directory ``$GLOCAL_DATA`` with the Image dataset. Writes ``image_correlations_learned.png`` and
 ``image_correlations_labels.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
 directory).
 """
@@ -36,9 +35,7 @@ from glocal.datasets import load_dataset
 from glocal.plotting import plot_correlations, save_figure
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
-# (`or`: the gallery runs the script without __file__, with GLOCAL_DATA set.)
-DATA_DIR = Path(os.environ.get("GLOCAL_DATA")
-                or Path(__file__).resolve().parents[2] / "shared" / "data")
+DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
 LABEL_NAMES = ["desert", "mountains", "sea", "sunset", "trees"]  # from the literature
 
 # %% Load the data, or say what to set. CI must have the data, so there it is an error.

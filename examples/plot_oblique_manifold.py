@@ -1,16 +1,22 @@
-"""
+r"""
 Riemannian optimization on unit-norm rows: GLOCAL's Z step
 ==========================================================
 
-GLOCAL learns, for every group m of samples, a label Laplacian Z_m Z_m^T whose diagonal
-is fixed to 1: every row z_i of Z_m (one per label) has unit norm. With U and W fixed, the
-Z step minimizes
+GLOCAL learns, for every group m of samples, a label Laplacian :mathmpl:`Z_m Z_m^\top`
+whose diagonal is fixed to 1: every row :mathmpl:`z_i` of :mathmpl:`Z_m` (one per label)
+has unit norm. With U and W fixed, the Z step minimizes
 
-    sum_m tr(Z_m^T A_m Z_m) = sum_m sum_ij A_m[i, j] <z_i, z_j>,
-    A_m = U (lam3 (n_m / n) P^T P + lam4 P_m^T P_m) U^T,   P = X W,
+.. mathmpl::
 
-where A_m is the Gram matrix of the model's label outputs: labels whose outputs agree
-get rows pointing apart (a positive learned correlation -<z_i, z_j>).
+   \sum_m \operatorname{tr}\left(Z_m^\top A_m Z_m\right) = \sum_m \sum_{i,j} (A_m)_{ij} \langle z_i, z_j \rangle,
+
+.. mathmpl::
+
+   A_m = U \left(\frac{\lambda_3 n_m}{n} P^\top P + \lambda_4 P_m^\top P_m\right) U^\top, \qquad P = X W,
+
+where :mathmpl:`A_m` is the Gram matrix of the model's label outputs: labels whose outputs
+agree get rows pointing apart (a positive learned correlation
+:mathmpl:`-\langle z_i, z_j \rangle`).
 
 Why the constraint: without it Z = 0 would minimize this cost and the regularizer would
 vanish. With it, each row lives on a sphere, and the set of all rows is a product of

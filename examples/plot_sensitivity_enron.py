@@ -12,8 +12,7 @@ What to look for: lam2 matters most (it shrinks rare labels away when large and 
 overfit when small); on Enron the manifold weights help once they reach about 0.1-1, and
 the number of groups matters little.
 
-Needs the Enron dataset in the data directory (``$GLOCAL_DATA``, default ``../shared/data``
-beside the project). Writes ``enron_sensitivity_<parameter>.png`` to ``$GLOCAL_EXAMPLES_OUT``
+Needs the Enron dataset in the data directory ``$GLOCAL_DATA``. Writes ``enron_sensitivity_<parameter>.png`` to ``$GLOCAL_EXAMPLES_OUT``
 (default: the current directory).
 """
 
@@ -28,8 +27,7 @@ from glocal.plotting import plot_sensitivity, save_figure, sensitivity
 from glocal.protocol import drop_unlabeled_rows
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
-# (`or`: the gallery runs the script without __file__, with GLOCAL_DATA set.)
-DATA_DIR = os.environ.get("GLOCAL_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
 GRID = {"g": [1, 2, 4, 8, 16], "lam3": [0.0, 1e-3, 1e-2, 1e-1, 1.0],
         "lam4": [0.0, 1e-3, 1e-2, 1e-1, 1.0], "k": [5, 10, 20, 30], "lam2": [1.0, 2.0, 4.0, 8.0]}
 

@@ -1,7 +1,16 @@
 """What every multi-label estimator of glocal shares: input checks, predict, score, tags."""
 
+import warnings
+
+import numpy as np
 from sklearn.base import MultiOutputMixin
 from sklearn.utils.validation import check_is_fitted
+
+try:
+    from sklearn.utils.validation import _check_feature_names
+except ImportError:  # scikit-learn < 1.6, where it is a method of BaseEstimator
+    def _check_feature_names(estimator, X, *, reset):
+        estimator._check_feature_names(X, reset=reset)
 
 from . import _validation
 
@@ -16,17 +25,21 @@ class MultiLabelMixin(MultiOutputMixin):
         observation mask (None when every entry is observed). An estimator that warns about
         degenerate labels itself passes ``warn=False``; one whose solver takes
         `glocal.labels.SparseSignedLabels` passes ``keep_sparse=True``
-        (see `_validation.check_labels`).
+        (see `_validation.check_labels`). Stores ``feature_names_in_`` as scikit-learn
+        does: the column names of a DataFrame X whose names are all strings.
         """
         self._validate_params()
+        _check_feature_names(self, X, reset=True)
         X = _validation.check_features(X)
         Y_signed, J = _validation.check_labels(Y, X.shape[0], warn=warn,
                                                keep_sparse=keep_sparse)
         return X, Y_signed, J
 
     def _check_fitted_features(self, X):
-        """The features of a fitted estimator's input, checked against those seen in fit."""
+        """The features of a fitted estimator's input, checked against those seen in fit
+        (their number, and their names as scikit-learn checks them)."""
         check_is_fitted(self)
+        _check_feature_names(self, X, reset=False)
         return _validation.check_features(X, self.n_features_in_, type(self).__name__)
 
     def predict(self, X):
@@ -65,3 +78,22 @@ class MultiLabelMixin(MultiOutputMixin):
         tags.target_tags.two_d_labels = True
         tags.target_tags.one_d_labels = False
         return tags
+
+
+# Scores below this, against labels of +-1, are no model: a weight wiped it out.
+_VANISHED = 1e-6
+
+
+def warn_if_scores_vanish(U, V, weight):
+    """Warn when a fitted factorization U V (labels x samples) is zero to rounding.
+
+    Each entry of U V is at most the largest row norm of U times the largest column norm of
+    V; when that bound is below `_VANISHED`, the model fits labels of +-1 by zeros and
+    scores every label 0 everywhere: ``weight`` (e.g. ``"lam2=100"``) is too large.
+    """
+    # V may be a Dask array (one pass over its chunks); neither U nor V is empty.
+    bound = float(np.linalg.norm(U, axis=1).max()) * float(np.linalg.norm(V, axis=0).max())
+    if bound < _VANISHED:
+        warnings.warn(f"the fitted model's scores are all zero (every entry of U V is below "
+                      f"{_VANISHED:g}): {weight} is too large for this data; lower it",
+                      UserWarning, stacklevel=4)

@@ -97,6 +97,11 @@ def check_features(X, n_features=None, estimator="the model"):
         # scikit-learn's words (its estimator checks look for them), naming X
         raise ValueError(f"Complex data not supported: X must be real, got dtype {X.dtype}")
     X = check_array(X, accept_sparse="csr", dtype=np.float64, input_name="X")
+    if sp.issparse(X) and X.indices.dtype != np.int32 and X.nnz < 2**31 and max(X.shape) < 2**31:
+        # 64-bit indices (scipy's choice for some inputs) that fit in 32 bits: scikit-learn's
+        # k-means and SVMs take 32-bit indices only.
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                          shape=X.shape)
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"X has {X.shape[1]} features, but {estimator} is expecting "
                          f"{n_features} features as input")
@@ -136,14 +141,10 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     """
     if Y is None:
         raise ValueError("the estimator requires y to be passed, but the target y is None")
-    if sp.issparse(Y):
-        if keep_sparse:
-            labels = _sparse_signed_labels(Y, n_samples, warn)
-            return labels, labels.mask
-        Y = Y.toarray()  # an n x l label matrix is small next to V (k x n) and U V
-    Y = np.asarray(Y)
-    if Y.dtype == object:  # e.g. 0 / 1 with None, or a pandas nullable frame with pd.NA
-        Y = _object_labels(Y)
+    if sp.issparse(Y) and keep_sparse:
+        labels = _sparse_signed_labels(Y, n_samples, warn)
+        return labels, labels.mask
+    Y = dense_labels(Y)
     _check_label_type_and_shape(Y, n_samples)
     Y = Y.astype(float)
     observed = ~np.isnan(Y)
@@ -156,6 +157,22 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     Y_signed = signed_labels(Y, observed).copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J
+
+
+def dense_labels(Y):
+    """Labels as a dense array, missing entries NaN: scipy-sparse Y densified (an n x l label
+    matrix is small next to V, k x n, and U V), None and pandas.NA of object arrays and
+    pandas nullable frames (``Float64``, ``Int64``, ``boolean``) made NaN. Not yet checked
+    (see `check_labels`)."""
+    Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y)
+    return _object_labels(Y) if Y.dtype == object else Y
+
+
+def check_n_groups(n_groups, n_samples):
+    """Refuse more groups than rows."""
+    if n_groups > n_samples:
+        raise ValueError(f"n_groups={n_groups} is larger than the number of samples "
+                         f"(n_samples={n_samples})")
 
 
 def _check_label_type_and_shape(Y, n_samples):

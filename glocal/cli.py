@@ -9,9 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ._io import atomic_output, check_output
+from .persistence import load_model, save_model
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
-# them (.ci/run sets it), else a paper_tables.json in the current directory.
+# them, else a paper_tables.json in the current directory.
 _PAPER_TABLES = Path(os.environ.get("GLOCAL_PAPER_TABLES", "paper_tables.json"))
 
 
@@ -130,14 +131,15 @@ def build_parser():
     fit = commands.add_parser(
         "fit", help="fit GLOCAL on a data file and save the model",
         description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
-                    "save the fitted model with joblib. By default the model is the paper's "
-                    "(Eq. (6)); with --cv it is the recommended one, tuned by "
-                    "cross-validation. See the README, 'help(glocal.GLOCAL)' and "
-                    "'help(glocal.GLOCALCV)'.")
+                    "save the fitted model in skops' format, which loads without running "
+                    "code (unlike a pickle). By default the model is the paper's (Eq. (6)); "
+                    "with --cv it is the recommended one, tuned by cross-validation. See "
+                    "'help(glocal.GLOCAL)' and 'help(glocal.GLOCALCV)'.")
     fit.add_argument("data", help="data file, or a directory of .npy chunks (X*.npy with "
                                   "their labels Y*.npy, paired in name order) fitted "
                                   "through Dask")
-    fit.add_argument("--model", required=True, help="where to save the model (joblib)")
+    fit.add_argument("--model", required=True,
+                     help="where to save the model (a skops file, e.g. model.skops)")
     fit.add_argument("--scheduler", metavar="ADDRESS",
                      help="with a chunk directory: a dask.distributed scheduler to fit on "
                           "(e.g. tcp://host:8786; its workers must see the files); default: "
@@ -200,8 +202,12 @@ def build_parser():
                     "per sample, one column per label (header: the label names). The file "
                     "needs no labels: an ARFF file without the label attributes (or with "
                     "MEKA '-C 0'), a .mat file with 'data' only, or an svmlight file whose "
-                    "lines start with a space; labels it has are ignored.")
-    predict.add_argument("model", help="model saved by 'glocal fit'")
+                    "lines start with a space; labels it has are ignored. Model files are "
+                    "read in skops' format, which rebuilds numpy arrays and glocal's "
+                    "estimators only and runs no code; pickle and joblib files are refused, "
+                    "since loading a pickle runs the code it holds.")
+    predict.add_argument("model", help="model saved by 'glocal fit' (skops format; a file "
+                                       "saved by another glocal version is refused)")
     predict.add_argument("data", help="data file")
     predict.add_argument("--out", required=True, help="CSV file to write")
     predict.add_argument("--labels", action="store_true",
@@ -273,7 +279,7 @@ def _load_data(path, args, default, model=None):
     shape = {}
     if model is not None:
         shape = dict(unlabeled=True, n_features=model["model"].n_features_in_,
-                     n_labels=len(model["label_names"]))
+                     n_labels=len(model["label_names"]), index_base=model["index_base"])
     data = load(path, xml=args.xml, **shape)
     split = args.split or (default if "train_idx" in data else "all")
     if split != "all":
@@ -289,9 +295,6 @@ def _output(path, args):
 
 
 def _fit(args):
-    import joblib
-
-    from . import GLOCAL
     from ._validation import named_label_warnings
     from .datasets._base import known_names
 
@@ -323,10 +326,10 @@ def _fit(args):
                                               dtype=np.uint64).compute()
         else:
             training_rows = _row_digests(data.X)
-    saved = {"model": model, "label_names": list(data.label_names),
-             "feature_names": list(data.feature_names), "training_rows": training_rows}
-    with atomic_output(args.model, overwrite=args.force, binary=True) as file:
-        joblib.dump(saved, file)
+    saved = {"label_names": list(data.label_names),
+             "feature_names": list(data.feature_names), "training_rows": training_rows,
+             "index_base": data.get("index_base")}
+    save_model(args.model, model, overwrite=args.force, **saved)
     print(f"fitted GLOCAL on {n} rows of {args.data} (objective "
           f"{model.objective_history_[-1]:.6g} after {_count(model.n_iter_, 'outer iteration')}"
           f") and saved it to {args.model}")
@@ -392,7 +395,7 @@ def _chunk_directory(args):
                          f"{len(parts['Y'])}")
     arrays = {}
     for kind, files in parts.items():
-        headers = [np.load(file, mmap_mode="r") for file in files]
+        headers = [_npy_header(file) for file in files]
         for file, header in zip(files, headers):
             if header.ndim != 2 or header.shape[1] != headers[0].shape[1]:
                 raise ValueError(f"{file}: shape {header.shape}; every {kind} chunk must be "
@@ -410,6 +413,22 @@ def _chunk_directory(args):
                  label_names=[str(j) for j in range(l)])
 
 
+def _npy_header(file):
+    """A chunk as a memory map (its header read, its rows not), or a one-line error naming
+    the chunk."""
+    import numpy as np
+
+    try:
+        chunk = np.load(file, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:  # cut, damaged or not a .npy file
+        raise ValueError(f"{file}: not a readable .npy chunk: {' '.join(str(exc).split())}") \
+            from None
+    if not isinstance(chunk, np.ndarray) or chunk.dtype.kind not in "biuf":
+        raise ValueError(f"{file}: a chunk must hold a numeric array, not "
+                         f"{getattr(chunk, 'dtype', type(chunk).__name__)}")
+    return chunk
+
+
 @contextmanager
 def _dask_client(address):
     """A dask.distributed Client of the scheduler at ``address`` while in the block."""
@@ -423,19 +442,26 @@ def _dask_client(address):
 
 
 def _read_model(path):
-    """What 'glocal fit' saved: the model with its label and feature names."""
-    import joblib
+    """What 'glocal fit' saved: the model with its label and feature names (see
+    `glocal.persistence.load_model`: nothing in the file is executed)."""
+    import numpy as np
+    import scipy.sparse as sp
 
-    if Path(path).is_dir():
-        raise IsADirectoryError(f"'{path}' is a directory, not a model saved by 'glocal fit'")
-    try:
-        saved = joblib.load(path)
-        saved["model"], saved["label_names"]
-    except (FileNotFoundError, PermissionError):
-        raise
-    except Exception:  # unpickling another file raises anything, MemoryError included
-        raise ValueError(f"'{path}' is not a model saved by 'glocal fit'") from None
+    saved = load_model(path)
+    model, labels = saved["model"], saved.get("label_names")
+    features, rows = saved.get("feature_names"), saved.get("training_rows")
+    n_labels = model.decision_function(sp.csr_matrix((1, model.n_features_in_))).shape[1]
+    if not (_strings(labels) and len(labels) == n_labels and _strings(features)
+            and len(features) in (0, model.n_features_in_)
+            and saved.get("index_base") in (None, 0, 1)
+            and isinstance(rows, np.ndarray) and rows.dtype == np.uint64):
+        raise ValueError(f"'{path}' is not a model saved by glocal: its label names, "
+                         "feature names, index base or row digests are missing or wrong")
     return saved
+
+
+def _strings(values):
+    return isinstance(values, list) and all(isinstance(value, str) for value in values)
 
 
 def _check_data(saved, data, path):
@@ -641,6 +667,10 @@ def _error(exc):
     return " ".join(text.split())
 
 
+# Optional dependencies and the extra of setup.cfg that installs each.
+_EXTRAS = {"matplotlib": "plot", "dask": "dask", "distributed": "dask", "dask_ml": "dask"}
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
@@ -657,6 +687,19 @@ def main(argv=None):
         # Missing or unwritable files, outputs that exist, unknown formats, mismatched
         # models: one line, no traceback.
         print(f"glocal {args.command}: error: {_error(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # e.g. a data file asking for more than the machine has
+        reason = _error(exc) or "the data or the model needs more than is available"
+        print(f"glocal {args.command}: error: out of memory: {reason}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        package = (exc.name or "").partition(".")[0]
+        if package not in _EXTRAS:
+            raise
+        # An optional dependency the command needs: name the extra that installs it.
+        extra = _EXTRAS[package]
+        print(f"glocal {args.command}: error: {package} is not installed; "
+              f'pip install "glocal[{extra}]"', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"glocal {args.command}: interrupted", file=sys.stderr)

@@ -29,6 +29,8 @@ from dask.highlevelgraph import HighLevelGraph
 from . import _validation
 from .groups import group_index
 
+__all__ = ["DaskSamples"]
+
 # The W block needs X^T X (d x d) in memory: through a backend, products with X are passes.
 MAX_FEATURES = 4000
 

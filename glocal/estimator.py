@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _validation
-from ._base import MultiLabelMixin
+from ._base import MultiLabelMixin, warn_if_scores_vanish
 from .groups import compact_group_ids, group_index, kmeans_groups
 from .losses import LOSSES, balanced_class_weights
 from .objective import GlocalData, with_feature_grams
@@ -265,7 +265,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             data, groups, clustering_time = self._dask_data(X, Y, groups, rng)
         else:
             data, groups, clustering_time = self._in_memory_data(X, Y, groups, rng, cache)
-        n_features = X.shape[1]
+        n_features = np.shape(X)[1]  # X may be a list
         options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
         # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
@@ -277,6 +277,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                 callback=self._report if self.verbose else None,
                                 initial_point=initial_point)
         _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol)
+        warn_if_scores_vanish(result.U, result.V, f"lam2={self.lam2:g}")
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]

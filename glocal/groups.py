@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 from sklearn.cluster import KMeans
 
+__all__ = ["kmeans_groups", "group_index"]
+
 
 # Rows of the largest sets in the paper (delicious: 16,105) are far below this.
 KMEANS_MAX_ROWS = 20_000

@@ -23,6 +23,8 @@ by Y reads the same for both representations; the other products are methods.
 import numpy as np
 import scipy.sparse as sp
 
+__all__ = ["SparseSignedLabels", "SparseMask"]
+
 
 class SparseSignedLabels:
     """The signed labels Y = 2 B - 1 1^T + M (l x n) of sparse {0, 1} matrices B and M.

@@ -10,6 +10,8 @@ import numpy as np
 from pymanopt.manifolds import Euclidean
 from pymanopt.manifolds.manifold import RiemannianSubmanifold
 
+__all__ = ["UnitRows", "RealEuclidean", "normalize_rows"]
+
 
 def normalize_rows(array):
     """Scale every row (last axis) of ``array`` to unit norm."""

@@ -4,7 +4,6 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import KFold, ParameterGrid, check_cv
@@ -13,7 +12,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
-from ._base import MultiLabelMixin
+from ._base import MultiLabelMixin, _check_feature_names
 from .estimator import GLOCAL
 from .metrics import observed_average_precision_scorer
 from .solver import SolverOptions
@@ -240,10 +239,11 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        _check_feature_names(self, X, reset=True)
         X = _validation.check_features(X)
         _validation.check_labels(Y, X.shape[0], warn=False)
-        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
-        base = self._base_estimator(Y.shape[1])
+        Y = _validation.dense_labels(Y).astype(float)  # pandas nullable frames too
+        base = self._base_estimator(Y.shape[1])  # n_latent of the default from the labels
         candidates = list(ParameterGrid(self._grid()))
         for params in candidates:  # unknown names or values fail here, before any fit
             clone(base).set_params(**params)
@@ -324,6 +324,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     def decision_function(self, X):
         """Label scores of the refitted best setting, shape (n_samples, n_labels)."""
         check_is_fitted(self, "best_estimator_")
+        _check_feature_names(self, X, reset=False)
         return self.best_estimator_.decision_function(X)
 
 

@@ -74,7 +74,11 @@ def save_figure(fig, path, *, overwrite=False, dpi=None):
 
 
 def _new_figure(width, height):
-    from matplotlib.figure import Figure
+    try:
+        from matplotlib.figure import Figure
+    except ModuleNotFoundError as exc:  # an optional dependency: say how to install it
+        raise ModuleNotFoundError('figures need matplotlib: pip install "glocal[plot]"',
+                                  name=exc.name) from None
 
     return Figure(figsize=(width, height), layout="constrained")
 
@@ -176,11 +180,10 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.ticker import MaxNLocator
-
     if not isinstance(source, Mapping):
         source = {"GLOCAL" if hasattr(source, "objective_history_") else "objective": source}
     fig = _new_figure(5.0, 3.6)
+    from matplotlib.ticker import MaxNLocator
     ax = fig.subplots()
     for name, history in source.items():
         blocks = getattr(history, "block_objective_history_", None)

@@ -107,7 +107,7 @@ def files(tmp_path):
 
 def test_fit_predict_evaluate(files, capsys):
     tmp, train, test = files
-    model, scores, labels = tmp / "m.joblib", tmp / "s.csv", tmp / "l.csv"
+    model, scores, labels = tmp / "m.skops", tmp / "s.csv", tmp / "l.csv"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
     assert main(["predict", str(model), str(test), "--out", str(scores)]) == 0
     assert main(["predict", str(model), str(test), "--out", str(labels), "--labels"]) == 0
@@ -126,15 +126,15 @@ def test_fit_predict_evaluate(files, capsys):
 
 
 def test_fit_cv_fits_the_recommended_model(files, capsys):
-    import joblib
+    from glocal.persistence import load_model
 
     tmp, train, test = files
-    model = tmp / "m.joblib"
+    model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--cv", "--cv-folds", "2"]) == 0
     out = capsys.readouterr().out
     assert "cross-validating 8 settings" in out and "on 2 folds" in out
     assert "[GLOCALCV] fold 2/2" in out and "chose lam2=" in out
-    saved = joblib.load(model)["model"]  # the refitted best setting, a plain GLOCAL
+    saved = load_model(model)["model"]  # the refitted best setting, a plain GLOCAL
     assert (saved.loss, saved.fit_intercept, saved.lam_v, saved.n_latent) == (
         "squared_hinge", True, 0.0, 3)
     assert main(["predict", str(model), str(test), "--out", str(tmp / "s.csv")]) == 0
@@ -143,22 +143,22 @@ def test_fit_cv_fits_the_recommended_model(files, capsys):
                  "--cv-folds", "2", "--n-latent", "2", "--jobs", "2"]) == 0
     out = capsys.readouterr().out
     assert "cross-validating 2 settings (normalize_rows=[False, True])" in out
-    saved = joblib.load(model)["model"]
+    saved = load_model(model)["model"]
     assert (saved.lam2, saved.n_latent) == (1.0, 2)
 
 
 def test_fit_model_options(files):
-    import joblib
+    from glocal.persistence import load_model
 
     tmp, train, _ = files
-    model = tmp / "m.joblib"
+    model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--loss",
                  "squared_hinge", "--fit-intercept", "--normalize-rows"]) == 0
-    saved = joblib.load(model)["model"]
+    saved = load_model(model)["model"]
     assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
         "squared_hinge", True, True, 2)
     assert main(["fit", str(train), "--model", str(model), "--force"]) == 0
-    saved = joblib.load(model)["model"]  # the paper's model by default
+    saved = load_model(model)["model"]  # the paper's model by default
     assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
         "squared", False, False, 20)
 
@@ -170,14 +170,14 @@ def test_fit_model_options(files):
 ])
 def test_cv_options_errors_are_one_line(files, capsys, args, message):
     tmp, train, _ = files
-    assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), *args]) == 2
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), *args]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
 def test_outputs_are_never_overwritten_without_force(files, capsys):
     tmp, train, test = files
-    model, scores = tmp / "m.joblib", tmp / "s.csv"
+    model, scores = tmp / "m.skops", tmp / "s.csv"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
     scores.write_text("mine")
     assert main(["predict", str(model), str(test), "--out", str(scores)]) == 2
@@ -194,12 +194,12 @@ def test_outputs_are_never_overwritten_without_force(files, capsys):
 @pytest.mark.parametrize("case, message", [
     ("missing data", "No such dataset file"),
     ("unknown format", "unknown extension"),
-    ("not a model", "is not a model saved by 'glocal fit'"),
+    ("not a model", "is not a model saved by glocal"),
     ("other features", "8 features, more than the 6 expected"),
 ])
 def test_errors_are_one_line(files, capsys, case, message):
     tmp, train, test = files
-    model = tmp / "m.joblib"
+    model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
     capsys.readouterr()
     if case == "missing data":
@@ -222,7 +222,7 @@ def test_plot_writes_png_figures_and_keeps_existing_ones(files, capsys):
     from matplotlib.image import imread
 
     tmp, train, test = files
-    model, out = tmp / "m.joblib", tmp / "figures"
+    model, out = tmp / "m.skops", tmp / "figures"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
     assert main(["plot", "--model", str(model), "--out", str(out)]) == 0
     for name in ("correlations.png", "convergence.png"):
@@ -295,7 +295,7 @@ def arff_model(tmp_path_factory):
     X = rng.standard_normal((60, 4)) + 1
     Y = (X[:, :3] > 1).astype(int)
     _arff(tmp / "train.arff", X, Y)
-    assert main(["fit", str(tmp / "train.arff"), "--model", str(tmp / "m.joblib"),
+    assert main(["fit", str(tmp / "train.arff"), "--model", str(tmp / "m.skops"),
                  "--n-latent", "2"]) == 0
     return tmp
 
@@ -304,30 +304,30 @@ def test_predict_on_arff_without_labels(arff_model, capsys):
     tmp = arff_model
     X = np.random.default_rng(1).standard_normal((7, 4))
     _arff(tmp / "new.arff", X, relation="new: -C 0")
-    result = _glocal("predict", tmp / "m.joblib", tmp / "new.arff", "--out", tmp / "new.csv")
+    result = _glocal("predict", tmp / "m.skops", tmp / "new.arff", "--out", tmp / "new.csv")
     assert result.returncode == 0 and not result.stderr, result.stderr
     rows = list(csv.reader((tmp / "new.csv").open()))
     assert rows[0] == ["a", "b", "c"] and len(rows) == 8
     # Without -C and without an XML file, every attribute is a feature: the same scores.
     _arff(tmp / "plain.arff", X, relation="new")
-    assert main(["predict", str(tmp / "m.joblib"), str(tmp / "plain.arff"), "--out",
+    assert main(["predict", str(tmp / "m.skops"), str(tmp / "plain.arff"), "--out",
                  str(tmp / "plain.csv")]) == 0
     assert (tmp / "plain.csv").read_text() == (tmp / "new.csv").read_text()
     # Scoring needs labels: a one-line error, not a crash.
     capsys.readouterr()
-    assert main(["evaluate", str(tmp / "m.joblib"), str(tmp / "new.arff")]) == 2
+    assert main(["evaluate", str(tmp / "m.skops"), str(tmp / "new.arff")]) == 2
     assert capsys.readouterr().err.strip().endswith("has no labels to evaluate against; "
                                                     "'glocal predict' scores it")
 
 
 def test_predict_on_svmlight_without_labels(files):
     tmp, train, test = files
-    assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2"]) == 0
     X = np.random.default_rng(3).standard_normal((5, 6))
     X[:, 5] = 0  # the highest feature absent: the file alone does not tell there are 6
     (tmp / "new.svm").write_text("".join(
         " " + " ".join(f"{j + 1}:{v:.3f}" for j, v in enumerate(row) if v) + "\n" for row in X))
-    assert main(["predict", str(tmp / "m.joblib"), str(tmp / "new.svm"), "--out",
+    assert main(["predict", str(tmp / "m.skops"), str(tmp / "new.svm"), "--out",
                  str(tmp / "s.csv")]) == 0
     rows = list(csv.reader((tmp / "s.csv").open()))
     assert rows[0] == ["0", "1", "2"] and len(rows) == 6
@@ -355,10 +355,10 @@ def _unwritable(folder):
 
 def test_unwritable_outputs_are_one_line_errors(files):
     tmp, train, test = files
-    model = tmp / "m.joblib"
+    model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
     with _unwritable(tmp / "locked") as locked:
-        for args in (["fit", train, "--model", locked / "m.joblib"],
+        for args in (["fit", train, "--model", locked / "m.skops"],
                      ["predict", model, test, "--out", locked / "s.csv"],
                      ["plot", "--model", model, "--out", locked],
                      ["reproduce", "--quick", "--datasets", "synthetic", "--out", locked]):
@@ -369,7 +369,7 @@ def test_unwritable_outputs_are_one_line_errors(files):
 
 def test_outputs_that_are_directories_or_below_files(files):
     tmp, train, test = files
-    model = tmp / "m.joblib"
+    model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
     (tmp / "folder").mkdir()
     (tmp / "afile").write_text("")
@@ -377,7 +377,7 @@ def test_outputs_that_are_directories_or_below_files(files):
                     "is a directory")
     _one_line_error(_glocal("fit", train, "--model", tmp / "folder", "--force"),
                     "is a directory")
-    for args in (["fit", train, "--model", tmp / "afile" / "sub" / "m.joblib"],
+    for args in (["fit", train, "--model", tmp / "afile" / "sub" / "m.skops"],
                  ["predict", model, test, "--out", tmp / "afile" / "s.csv"],
                  ["plot", "--model", model, "--out", tmp / "afile"]):
         _one_line_error(_glocal(*args), "is a file, not a directory")
@@ -386,7 +386,7 @@ def test_outputs_that_are_directories_or_below_files(files):
 
 def test_missing_output_folders_are_created_by_every_command(files):
     tmp, train, test = files
-    model = tmp / "new" / "models" / "m.joblib"
+    model = tmp / "new" / "models" / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
     assert main(["predict", str(model), str(test), "--out",
                  str(tmp / "new" / "scores" / "s.csv")]) == 0
@@ -397,21 +397,21 @@ def test_missing_output_folders_are_created_by_every_command(files):
 
 def test_existing_output_is_refused_before_any_work(files):
     tmp, train, test = files
-    (tmp / "m.joblib").write_text("mine")
+    (tmp / "m.skops").write_text("mine")
     # The data file does not exist: the refusal comes first, so nothing was loaded or fitted.
-    _one_line_error(_glocal("fit", tmp / "nope.svm", "--model", tmp / "m.joblib"),
+    _one_line_error(_glocal("fit", tmp / "nope.svm", "--model", tmp / "m.skops"),
                     "exists", "use --force")
-    assert (tmp / "m.joblib").read_text() == "mine"
+    assert (tmp / "m.skops").read_text() == "mine"
 
 
 def test_not_a_model_and_missing_xml_speak_command_line(files):
     tmp, train, test = files
     (tmp / "junk.joblib").write_bytes(b"\x80\x04\x95 not really a pickle")
     line = _one_line_error(_glocal("evaluate", tmp / "junk.joblib", test),
-                           "is not a model saved by 'glocal fit'")
+                           "is not a model saved by glocal")
     assert "Memo" not in line
     _arff(tmp / "plain.arff", np.ones((3, 4)), relation="plain")
-    _one_line_error(_glocal("fit", tmp / "plain.arff", "--model", tmp / "x.joblib"),
+    _one_line_error(_glocal("fit", tmp / "plain.arff", "--model", tmp / "x.skops"),
                     "--xml")
 
 
@@ -425,7 +425,7 @@ def test_ctrl_c_during_fit_is_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "glocal", "fit", str(tmp_path / "big.svm"), "--model",
-         str(tmp_path / "m.joblib"), "--verbose", "--tol", "0", "--max-iter", "100000"],
+         str(tmp_path / "m.skops"), "--verbose", "--tol", "0", "--max-iter", "100000"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for line in process.stdout:  # wait until the fit is under way
@@ -442,11 +442,11 @@ def test_ctrl_c_during_fit_is_one_line(tmp_path):
 
 def test_a_closed_pipe_ends_quietly(files):
     tmp, train, test = files
-    assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2"]) == 0
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     # `glocal evaluate ... | true`: the reader is gone before anything is written.
     process = subprocess.Popen([sys.executable, "-m", "glocal", "evaluate",
-                                str(tmp / "m.joblib"), str(test)], env=env,
+                                str(tmp / "m.skops"), str(test)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.close()
     err = process.stderr.read().decode()
@@ -458,15 +458,15 @@ def test_evaluate_says_what_it_scored(files, capsys):
     from glocal.datasets import load
 
     tmp, train, test = files
-    assert main(["fit", str(train), "--model", str(tmp / "m.joblib"), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2"]) == 0
     n_unlabeled = int((load(test).Y.sum(axis=1) == 0).sum())
     assert n_unlabeled > 0
     capsys.readouterr()
-    assert main(["evaluate", str(tmp / "m.joblib"), str(test)]) == 0
+    assert main(["evaluate", str(tmp / "m.skops"), str(test)]) == 0
     out, err = capsys.readouterr()
     assert err == "" and f"dropped {n_unlabeled} rows" in out.splitlines()[0]
     # On the training file: the scores are said to be training scores.
-    assert main(["evaluate", str(tmp / "m.joblib"), str(train)]) == 0
+    assert main(["evaluate", str(tmp / "m.skops"), str(train)]) == 0
     (warning,) = capsys.readouterr().err.strip().splitlines()
     assert warning.startswith("glocal evaluate: warning: ") and "fitted on" in warning
 
@@ -477,7 +477,7 @@ def test_fit_progress_grammar_and_label_warnings(tmp_path, capsys):
     Y = (X[:, :3] > 1).astype(int)
     Y[:, 2] = 0  # label c is never positive
     _arff(tmp_path / "train.arff", X, Y)
-    assert main(["fit", str(tmp_path / "train.arff"), "--model", str(tmp_path / "m.joblib"),
+    assert main(["fit", str(tmp_path / "train.arff"), "--model", str(tmp_path / "m.skops"),
                  "--n-latent", "2", "--max-iter", "1", "--verbose"]) == 0
     out, err = capsys.readouterr()
     assert "fitting GLOCAL to 40 rows x 4 features, 3 labels" in out
@@ -520,3 +520,83 @@ def test_worker_processes_print_warnings_on_one_line():
     assert 2 <= len(lines) <= 4, lines  # each text once per worker process
     assert all(line in ("glocal reproduce: warning: fold 0 warns",
                         "glocal reproduce: warning: fold 1 warns") for line in lines), lines
+
+
+def _damaged_files(tmp):
+    """Damaged data files of each format, with what the error must say."""
+    from scipy.io import savemat
+
+    X = np.random.default_rng(0).random((20, 5))
+    savemat(tmp / "sound.mat", {"data": X, "target": np.eye(20, 3)}, do_compression=True)
+    sound = (tmp / "sound.mat").read_bytes()
+    files = {
+        "corrupt.mat": (sound[:300] + bytes(b ^ 0xFF for b in sound[300:340]) + sound[340:],
+                        "damaged"),
+        "header.mat": (sound[:100], "damaged"),
+        "cut.mat": (sound[:len(sound) // 2], "damaged"),
+        "overflow.svm": (b"0 3000000000:0.5\n", "malformed svmlight file"),
+        "huge.svm": (b"2000000000 1:0.5\n" * 8, "label matrix"),
+        "cut.svm": (b"0 1:0.5\n1 2:", "cut short"),
+    }
+    savemat(tmp / "complex.mat", {"data": np.ones((4, 2)) + 1j, "target": np.eye(4, 2)})
+    for name, (data, _) in files.items():
+        (tmp / name).write_bytes(data)
+    return {tmp / name: message for name, (_, message) in files.items()} | {
+        tmp / "complex.mat": "complex numbers"}
+
+
+def test_damaged_data_files_are_one_line_naming_the_file(tmp_path, capsys):
+    for path, message in _damaged_files(tmp_path).items():
+        assert main(["fit", str(path), "--model", str(tmp_path / "m.skops")]) == 2, path
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(path) in err[0] and message in err[0], err
+
+
+def test_svmlight_index_base_of_the_training_file_is_kept(tmp_path, capsys):
+    # Trained with a 0 index; the new file has no 0 index but is read the same way.
+    (tmp_path / "train.svm").write_text("".join(
+        f"{i % 2} 0:{1 + i % 3} 1:{i % 2 + 0.5} 2:{i % 5}\n" for i in range(30)))
+    (tmp_path / "new.svm").write_text(" 1:1.5 2:3\n")
+    (tmp_path / "same.svm").write_text(" 0:0 1:1.5 2:3\n")
+    assert main(["fit", str(tmp_path / "train.svm"), "--model", str(tmp_path / "m.skops"),
+                 "--n-latent", "1", "--n-groups", "1"]) == 0
+    for name in ("new", "same"):
+        assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / f"{name}.svm"),
+                     "--out", str(tmp_path / f"{name}.csv")]) == 0
+    assert (tmp_path / "new.csv").read_text() == (tmp_path / "same.csv").read_text()
+    # Trained 1-based: a file with index 0 is refused, not shifted.
+    (tmp_path / "one.svm").write_text("".join(
+        f"{i % 2} 1:{1 + i % 3} 2:{i % 2 + 0.5} 3:{i % 5}\n" for i in range(30)))
+    assert main(["fit", str(tmp_path / "one.svm"), "--model", str(tmp_path / "one.skops"),
+                 "--n-latent", "1", "--n-groups", "1"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "one.skops"), str(tmp_path / "same.svm"),
+                 "--out", str(tmp_path / "x.csv")]) == 2
+    assert "feature index 0" in capsys.readouterr().err
+
+
+def test_a_damaged_chunk_is_named(tmp_path, capsys):
+    pytest.importorskip("dask.array")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    np.save(parts / "X_0.npy", np.ones((20, 3)))
+    np.save(parts / "Y_0.npy", np.eye(20, 2))
+    (parts / "X_0.npy").write_bytes((parts / "X_0.npy").read_bytes()[:200])
+    assert main(["fit", str(parts), "--model", str(tmp_path / "m.skops")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(parts / "X_0.npy") in err, err
+
+
+def test_out_of_memory_is_one_line(files, capsys, monkeypatch):
+    import glocal.cli
+
+    tmp, train, _ = files
+
+    def too_big(args):
+        raise MemoryError()
+
+    monkeypatch.setattr(glocal.cli, "_fit", too_big)
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == ("glocal fit: error: out of memory: the data or the model needs more "
+                    "than is available")

@@ -1,11 +1,11 @@
 """`glocal fit` on a directory of .npy chunks, fitted through Dask."""
 
-import joblib
 import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
 from glocal.cli import main
+from glocal.persistence import load_model
 from test_dask import _problem, require
 
 require("dask.array")
@@ -30,13 +30,13 @@ def test_fit_a_chunk_directory_on_a_scheduler_then_evaluate_a_file(tmp_path, cap
     X, Y, _ = _problem(seed=4, missing=0.8)
     X = np.round(X, 3)  # what an svmlight file of these rows holds exactly
     chunks = _chunks(tmp_path / "parts", X, Y)
-    model_file = tmp_path / "m.joblib"
+    model_file = tmp_path / "m.skops"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         assert main(["fit", str(chunks), "--model", str(model_file),
                      "--scheduler", cluster.scheduler_address, *FIT]) == 0
     assert "fitted GLOCAL on 240 rows" in capsys.readouterr().out
-    model = joblib.load(model_file)["model"]
+    model = load_model(model_file)["model"]
     assert isinstance(model.V_, np.ndarray) and model.V_.shape == (3, 240)
     assert model.groups_.shape == (240,) and model.n_features_in_ == X.shape[1]
     history = np.array(model.objective_history_)
@@ -62,13 +62,13 @@ def test_bad_chunk_directories_are_one_line_errors(tmp_path, capsys, files, mess
     directory.mkdir()
     for name, shape in files.items():
         np.save(directory / name, np.zeros(shape))
-    assert main(["fit", str(directory), "--model", str(tmp_path / "m.joblib")]) == 2
+    assert main(["fit", str(directory), "--model", str(tmp_path / "m.skops")]) == 2
     assert message in capsys.readouterr().err
 
 
 def test_scheduler_needs_a_chunk_directory(tmp_path, capsys):
     data = tmp_path / "train.svm"
     dump_svmlight_file(np.eye(4), np.eye(4, 2, dtype=int), str(data), multilabel=True)
-    assert main(["fit", str(data), "--model", str(tmp_path / "m.joblib"),
+    assert main(["fit", str(data), "--model", str(tmp_path / "m.skops"),
                  "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--scheduler applies to a chunk directory" in capsys.readouterr().err

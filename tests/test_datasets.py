@@ -379,3 +379,85 @@ def test_load_dataset_unknown(tmp_path, monkeypatch):
     monkeypatch.delenv("GLOCAL_DATA", raising=False)
     with pytest.raises(FileNotFoundError, match="GLOCAL_DATA"):
         load_dataset("nothing")
+
+
+# --- damaged files: one ValueError naming the file and what is wrong -----------------------
+
+
+def _mat_bytes(tmp_path, compressed):
+    path = tmp_path / "sound.mat"
+    X = np.random.default_rng(0).random((20, 5))
+    savemat(path, {"data": X, "target": np.eye(20, 3)}, do_compression=compressed)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("flipped bytes in compressed data", "damaged"),  # zlib.error inside scipy
+    ("cut in the header", "damaged"),  # IndexError inside scipy
+    ("cut in the data", "damaged"),  # "could not read bytes", without the file, in scipy
+])
+def test_damaged_mat_names_the_file(tmp_path, damage, message):
+    data = _mat_bytes(tmp_path, compressed=damage.endswith("compressed data"))
+    if damage.startswith("flipped"):
+        data = data[:300] + bytes(b ^ 0xFF for b in data[300:340]) + data[340:]
+    else:
+        data = data[:100] if damage == "cut in the header" else data[:len(data) // 2]
+    path = tmp_path / "damaged.mat"
+    path.write_bytes(data)
+    with raises_naming(ValueError, path) as info:
+        load(path)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["data", "target"])
+def test_complex_mat_is_refused(tmp_path, key):
+    contents = {"data": np.ones((3, 2)), "target": np.eye(3, 2)}
+    contents[key] = contents[key] + 0j
+    path = tmp_path / "complex.mat"
+    savemat(path, contents)
+    with raises_naming(ValueError, path) as info:
+        load(path)
+    assert f"'{key}' holds complex numbers" in str(info.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0 3000000000:0.5\n", "malformed svmlight file"),  # OverflowError inside scikit-learn
+    ("2000000000 1:0.5\n" * 8, "a quarter of the machine's memory"),  # 120 GiB of labels
+    ("0 1:0.5\n1 2:0.5e", "the last row is cut short"),
+    ("0 1:0.5\n1 2:", "the last row is cut short"),
+    ("0 1:0.5\n1 2", "the last row is cut short"),
+    ("0 1:0.5\n1,", "malformed svmlight file"),
+    ("inf 1:0.5\n", "labels must be non-negative integers"),
+])
+def test_damaged_svmlight_names_the_file(tmp_path, text, message):
+    path = write(tmp_path / "damaged.svm", text)
+    with raises_naming(ValueError, path) as info:
+        load(path)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_svmlight_complete_last_row_without_newline_loads(tmp_path):
+    loaded = load(write(tmp_path / "d.svm", "0 1:0.5\n1 2:0.25"))
+    np.testing.assert_array_equal(loaded.X.toarray(), [[0.5, 0], [0, 0.25]])
+    assert load(write(tmp_path / "e.svm", "0 1:0.5\n1")).Y.shape == (2, 2)  # labels only
+
+
+def test_svmlight_index_base_is_found_once_and_then_kept(tmp_path):
+    zero = write(tmp_path / "zero.svm", "0 0:1 2:3\n1 1:2\n")
+    one = write(tmp_path / "one.svm", "0 1:1 3:3\n1 2:2\n")
+    assert load(zero).index_base == 0 and load(one).index_base == 1
+    np.testing.assert_array_equal(load(one).X.toarray(), [[1, 0, 3], [0, 2, 0]])
+    # Read as 0-based data (a model's training file had a 0 index): nothing shifts.
+    np.testing.assert_array_equal(load(one, index_base=0, n_features=4).X.toarray(),
+                                  [[0, 1, 0, 3], [0, 0, 2, 0]])
+    with raises_naming(ValueError, zero) as info:
+        load(zero, index_base=1)
+    assert "feature index 0" in str(info.value)
+
+
+def test_arff_with_a_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "bom.arff"
+    path.write_bytes(b"\xef\xbb\xbf" + MULAN_ARFF.encode())
+    write(tmp_path / "bom.xml", MULAN_XML)
+    assert load(path).feature_names == load(write(tmp_path / "plain.arff", MULAN_ARFF),
+                                            xml=tmp_path / "bom.xml").feature_names

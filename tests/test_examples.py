@@ -10,6 +10,7 @@ import matplotlib.image
 import pytest
 from realdata import DATA_DIR, real
 
+pytestmark = pytest.mark.slow  # every example runs in its own process
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
 # The figures of every example, and the real dataset it needs (None: synthetic data only).
 EXAMPLES = {

@@ -2,12 +2,14 @@
 inputs of every accepted kind, either fits with finite scores (and unit-norm rows of Z for the
 GLOCAL family) or refuses the input with a ValueError / TypeError that names it.
 
-Inputs: random shapes; X dense (float64, float32, int, bool) or sparse (CSR, CSC, COO),
+Inputs: random shapes; X dense (float64, float32, int, bool), nested lists, or sparse
+(CSR with 32- or 64-bit indices, CSC, COO),
 sometimes holding NaN or infinity; label matrices with empty and full columns, missing
 entries in random patterns (up to all of a column, or all of Y), as float, bool, or object
 arrays with None for missing (and pandas nullable frames for the label encodings). Also: a
 results file of `glocal reproduce` cut anywhere or given a random line yields only the runs
-written, reporting what it leaves out.
+written, reporting what it leaves out; a data file (ARFF, .mat, svmlight) cut, overwritten
+or given bytes anywhere loads or is refused by one line naming it.
 """
 
 import csv
@@ -48,8 +50,14 @@ def problems(draw):
     dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, bool]))
     if dtype is not np.float64 and np.isfinite(values).all():
         values = values.astype(dtype)
-    layout = draw(st.sampled_from(["dense", "csr", "csc", "coo"]))
-    X = values if layout == "dense" else sp.coo_matrix(values).asformat(layout)
+    layout = draw(st.sampled_from(["dense", "csr", "csc", "coo", "csr64", "list"]))
+    if layout == "list":
+        X = values.tolist()
+    elif layout == "csr64":  # 64-bit indices, as scipy makes for some inputs
+        X = sp.csr_matrix(values)
+        X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    else:
+        X = values if layout == "dense" else sp.coo_matrix(values).asformat(layout)
 
     Y = draw(arrays(np.float64, (n, n_labels), elements=st.sampled_from([0.0, 1.0])))
     columns = draw(st.lists(st.sampled_from(["empty", "full", "random"]), min_size=n_labels,
@@ -88,7 +96,7 @@ def test_every_estimator_fits_finitely_or_names_the_bad_input(name, problem):
             return
         scores = model.decision_function(X)
     event("fitted")
-    assert scores.shape == (X.shape[0], np.shape(Y)[1])
+    assert scores.shape == (np.shape(X)[0], np.shape(Y)[1])
     assert np.isfinite(scores).all()
     # The scores do not depend on the layout or dtype X comes in.
     dense = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
@@ -170,3 +178,74 @@ def test_a_damaged_results_file_yields_only_sound_rows(tmp_path_factory, damaged
     assert all(re.match(rf"{re.escape(str(path))}:\d+(-\d+)?: ", p) for p in problems)
     if text.endswith("\n") and len(text.splitlines()) == len(sound) + 1:  # whole lines
         assert len(rows) == len(sound)
+
+
+def _sound_files(directory):
+    """One small sound file of each format the loaders read."""
+    from scipy.io import savemat
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    X, Y = np.round(rng.random((6, 3)), 3), np.eye(6, 2, dtype=int)
+    arff = directory / "d.arff"
+    arff.write_text("@relation 'd: -C 2'\n@attribute a {0,1}\n@attribute b {0,1}\n"
+                    + "".join(f"@attribute f{j} numeric\n" for j in range(3)) + "@data\n"
+                    + "".join(",".join([*map(str, y), *map(str, x)]) + "\n"
+                              for x, y in zip(X, Y)))
+    savemat(directory / "d.mat", {"data": X, "target": Y})
+    savemat(directory / "z.mat", {"data": X, "target": Y}, do_compression=True)
+    dump_svmlight_file(X, Y, str(directory / "d.svm"), multilabel=True)
+    return {name: (directory / name).read_bytes() for name in ("d.arff", "d.mat", "z.mat",
+                                                               "d.svm")}
+
+
+@st.composite
+def damaged_files(draw):
+    """A file name and the bytes of a sound file of that format, cut, overwritten in a
+    few places, or with bytes put in."""
+    if not _SOUND:
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as directory:
+            _SOUND.update(_sound_files(Path(directory)))
+    name = draw(st.sampled_from(sorted(_SOUND)))
+    data = bytearray(_SOUND[name])
+    damage = draw(st.sampled_from(["cut", "overwrite", "insert"]))
+    if damage == "cut":
+        data = data[:draw(st.integers(0, len(data) - 1))]
+    else:
+        for _ in range(draw(st.integers(1, 4))):
+            at = draw(st.integers(0, len(data) - 1))
+            chunk = draw(st.binary(min_size=1, max_size=8))
+            data[at:at + (len(chunk) if damage == "overwrite" else 0)] = chunk
+    event(f"{name}: {damage}")
+    return name, bytes(data)
+
+
+_SOUND = {}
+
+
+@settings(_SETTINGS, max_examples=150)
+@given(damaged=damaged_files())
+def test_a_damaged_data_file_loads_or_is_one_clear_error(tmp_path_factory, damaged):
+    """Whatever the damage, a data file loads (a damage the format cannot tell) or is
+    refused by a one-line ValueError that names the file."""
+    from glocal.datasets import load
+
+    directory = tmp_path_factory.mktemp("files")
+    name, data = damaged
+    path = directory / f"damaged{name[1:]}" if name != "z.mat" else directory / "damaged.mat"
+    path.write_bytes(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            loaded = load(path, unlabeled=True)
+        except ValueError as error:
+            message = str(error)
+            assert str(path) in message and "\n" not in message, message
+            event("refused")
+            return
+    event("loaded")
+    X = loaded.X.toarray() if sp.issparse(loaded.X) else loaded.X
+    assert X.dtype == np.float64 and loaded.Y.shape[0] == X.shape[0]

@@ -485,3 +485,60 @@ def test_a_file_that_is_not_a_results_file_is_a_one_line_error(tmp_path, capsys,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{path}: not a results file" in err
     assert path.read_bytes() == content  # left as it was
+
+
+def _start(*args):
+    """`python -m glocal ARGS` started in a new process (this checkout's package)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": repo, "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_two_reproductions_into_one_directory_lose_and_repeat_no_row(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / ".results.csv.0123abcd.tmp"  # what a crash while replacing leaves
+    stale.write_text("half a row,")
+    common = ["-m", "glocal", "reproduce", "--quick", "--datasets", "synthetic",
+              "--rho", "1,0.5,0.3", "--out", str(out)]
+    # Different methods, and one in common (BR), which is recorded once.
+    runs = [_start(*common, "--methods", "GLOCAL,BR"), _start(*common, "--methods", "BR,LEML")]
+    for run in runs:
+        stdout, stderr = run.communicate(timeout=600)
+        assert run.returncode == 0, stderr
+    stored = read_results(out / "results.csv")
+    expected = {("synthetic", 0, rho, method) for rho in (1.0, 0.5, 0.3)
+                for method in ("GLOCAL", "BR", "LEML")}
+    assert len(stored) == len(set(_run_keys(stored))) == 9
+    assert set(_run_keys(stored)) == expected
+    assert not stale.exists()
+    # The report of the reproduction that finished last holds every run.
+    assert "| synthetic | Ap ↑ | 1 |" in (out / "report.md").read_text()
+
+
+def test_appends_from_many_processes_at_once_keep_every_row(tmp_path):
+    """Three processes append 25 rows each (5 of them the same runs) as fast as they can."""
+    path = tmp_path / "results.csv"
+    script = (
+        "import sys\n"
+        "from glocal.reproduce.results import FIELDS, append_result, results_lock\n"
+        "me = int(sys.argv[1])\n"
+        "for i in range(25):\n"
+        "    row = dict.fromkeys(FIELDS, float('nan'))\n"
+        "    row.update(dataset='d', repetition=me * 100 + i if i >= 5 else i, rho=1.0,\n"
+        "               method='BR', seed=0, quick=True, tune=False, drop_unlabeled=True,\n"
+        "               small_clusters=False, n_train=6, n_test=4, params='{}')\n"
+        "    with results_lock(sys.argv[2]):\n"
+        "        append_result(sys.argv[2], row)\n")
+    runs = [_start("-c", script, str(me), str(path)) for me in range(3)]
+    for run in runs:
+        assert run.wait(timeout=300) == 0, run.stderr.read()
+    rows, problems = runner.scan_results(path)
+    assert not problems and len(rows) == 5 + 3 * 20

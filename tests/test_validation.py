@@ -323,3 +323,90 @@ def test_named_label_warnings_renames_label_warnings_only_and_survives_errors():
         (LabelWarning, "labels 'a', 'd' are never positive"),
         (UserWarning, "labels [1] of another kind"),
         (LabelWarning, "labels [2] kept")]
+
+
+# --- inputs every estimator takes alike ---------------------------------------------------
+
+
+def test_lists_are_accepted_like_arrays(xy):
+    X, Y = xy
+    expected = _quick().fit(X, Y).decision_function(X)
+    model = _quick().fit(X.tolist(), Y.tolist())
+    np.testing.assert_allclose(model.decision_function(X.tolist()), expected)
+    assert model.n_features_in_ == X.shape[1]
+
+
+def test_sparse_x_with_64_bit_indices_is_accepted(xy):
+    X, Y = xy
+    X64 = sp.csr_matrix(X)
+    X64.indices, X64.indptr = X64.indices.astype(np.int64), X64.indptr.astype(np.int64)
+    scores = _quick().fit(X64, Y).decision_function(X64)
+    np.testing.assert_allclose(scores, _quick().fit(X, Y).decision_function(X), atol=1e-12)
+    assert X64.indices.dtype == np.int64  # the caller's matrix is left as it was
+
+
+@pytest.mark.parametrize("dtype", ["Float64", "Int64", "boolean"])
+def test_glocalcv_takes_pandas_nullable_labels(xy, dtype):
+    pd = pytest.importorskip("pandas")
+    from glocal import GLOCALCV
+
+    X, Y = xy
+    missing = np.zeros(Y.shape, dtype=bool)
+    missing[::4, 0] = missing[1::5, 2] = True
+    frame = pd.DataFrame(Y.astype(int)).astype(dtype)
+    frame = frame.mask(missing, pd.NA)
+    Y_nan = np.where(missing, np.nan, Y)
+    search = dict(param_grid={"lam2": [4.0, 1.0]}, cv=2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # X as a frame too: the search keeps its feature names, as GridSearchCV does.
+        X_frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+        from_frame = GLOCALCV(_quick(), **search).fit(X_frame, frame)
+        from_nan = GLOCALCV(_quick(), **search).fit(X, Y_nan)
+    np.testing.assert_array_equal(from_frame.cv_results_["mean_test_score"],
+                                  from_nan.cv_results_["mean_test_score"])
+    np.testing.assert_allclose(from_frame.decision_function(X_frame),
+                               from_nan.decision_function(X))
+    np.testing.assert_array_equal(from_frame.feature_names_in_, X_frame.columns)
+    with pytest.raises(ValueError, match="feature names should match"):
+        from_frame.decision_function(X_frame[X_frame.columns[::-1]])
+
+
+def test_mlloc_refuses_more_groups_than_rows(xy):
+    from glocal.baselines import MLLOC
+
+    X, Y = xy
+    with pytest.raises(ValueError, match=r"n_groups=100 is larger than the number of samples "
+                                         r"\(n_samples=20\)"):
+        MLLOC(n_groups=100).fit(X, Y)
+
+
+def test_a_model_wiped_out_by_lam2_warns(xy):
+    X, Y = xy
+    with pytest.warns(UserWarning, match="scores are all zero .* lam2=10000 is too large"):
+        model = GLOCAL(n_latent=2, n_groups=2, lam2=1e4, random_state=0).fit(X, Y)
+    assert np.abs(model.decision_function(X)).max() < 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.filterwarnings("ignore", category=LabelWarning)
+        GLOCAL(n_latent=2, n_groups=2, random_state=0).fit(X, Y)  # the default: no warning
+
+
+@pytest.mark.parametrize("name", list(quick_estimators()))
+def test_feature_names_follow_scikit_learn(xy, name):
+    pd = pytest.importorskip("pandas")
+    X, Y = xy
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = quick_estimators()[name].fit(frame, Y)
+    np.testing.assert_array_equal(model.feature_names_in_, frame.columns)
+    model.decision_function(frame)
+    for other in (frame[frame.columns[::-1]], frame.rename(columns={"f0": "g0"})):
+        with pytest.raises(ValueError, match="feature names should match"):
+            model.decision_function(other)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        model.decision_function(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not hasattr(quick_estimators()[name].fit(X, Y), "feature_names_in_")

@@ -1,4 +1,4 @@
-"""
+r"""
 1. The U and W blocks: Euclidean problems
 =========================================
 
@@ -34,7 +34,8 @@ rng = np.random.default_rng(0)
 # The data of one fit
 # -------------------
 # `GlocalData` holds what stays fixed during a fit, in the paper's layout: the labels as
-# an l x n matrix of +1/-1 (0 where missing), with J marking the observed entries.
+# an :mathmpl:`l \times n` matrix of :mathmpl:`\pm 1` (0 where missing), with J marking
+# the observed entries.
 data_set = make_glocal_data(n_samples=300, random_state=0)
 model = GLOCAL(n_latent=5, random_state=0).fit(data_set.X, data_set.Y)
 data = obj.GlocalData(X=data_set.X, Y=2.0 * data_set.Y.T - 1, J=None,
@@ -49,10 +50,17 @@ print(f"l={U.shape[0]} labels, k={U.shape[1]} latent labels, g={len(B)} groups")
 # Checking derivatives
 # --------------------
 # A wrong gradient is the most common bug of hand-written optimization. The first-order
-# Taylor expansion gives a check: f(U + tD) - f(U) - t <grad, D> shrinks like t^2, and
-# the gradient's change along D is the Hessian applied to D.
+# Taylor expansion gives a check: the remainder
+#
+# .. mathmpl::
+#
+#    f(U + tD) - f(U) - t \langle \nabla f(U), D \rangle = O(t^2)
+#
+# shrinks like :mathmpl:`t^2`, and the gradient's change along D is the Hessian applied
+# to D.
 # With V fixed the label term is quadratic in U: it is evaluated from small sufficient
-# statistics of V (`u_statistics`: V V^T, Y V^T, ||Y||^2), built once per block.
+# statistics of V (`u_statistics`: :mathmpl:`VV^\top`, :mathmpl:`YV^\top`,
+# :mathmpl:`\|Y\|_F^2`), built once per block.
 stats = obj.u_statistics(V, data)
 cost = lambda U: obj.u_cost_grad(U, stats, Z, B, data)[0]  # noqa: E731
 grad = lambda U: obj.u_cost_grad(U, stats, Z, B, data)[1]  # noqa: E731
@@ -86,7 +94,11 @@ assert result.cost <= cost(start) and result.gradient_norm < 1e-6
 # %%
 # Without the manifold terms: one ridge regression per label
 # ----------------------------------------------------------
-# Then row j of U solves (V V^T + lam2 I) u_j = V y_j: a direct solve to compare with.
+# Then row j of U solves a ridge regression, a direct solve to compare with:
+#
+# .. mathmpl::
+#
+#    \left(VV^\top + \lambda_2 I\right) u_j = V y_j .
 basic = u_problem(V, Z, None, data)
 solved = run_optimizer("trust_regions", basic, start, max_iterations=50,
                        min_gradient_norm=1e-10, max_inner=100).point

@@ -1,19 +1,20 @@
-"""
+r"""
 2. The manifold of Z: unit-norm rows
 ====================================
 
-Each Z_m has one row per label, and the constraint diag(Z_m Z_m^T) = 1 puts every row on
-a unit sphere. The Z block therefore lives on a product of spheres,
+Each :mathmpl:`Z_m` has one row per label, and the constraint
+:mathmpl:`\operatorname{diag}(Z_m Z_m^\top) = \mathbf{1}` puts every row on a unit sphere. The Z block therefore lives on a product of spheres,
 `glocal.manifolds.UnitRows`. Optimization on it needs four pieces of geometry, each
 checked below:
 
 * the **tangent space** at Z: directions whose rows are orthogonal to the rows of Z;
-* the **projection** of any array onto it, row by row, v - <z, v> z;
+* the **projection** of any array onto it, row by row,
+  :mathmpl:`v \mapsto v - \langle z, v \rangle z`;
 * a **retraction**, mapping a step from Z along a tangent vector back onto the manifold
   (here: normalize each row);
 * the **Riemannian gradient and Hessian**, obtained from the Euclidean ones: the gradient
   is the projected Euclidean gradient; the Hessian is the projected Euclidean Hessian plus
-  a curvature term, -<z, egrad> v for every row.
+  a curvature term, :mathmpl:`-\langle z, \nabla f \rangle\, v` for every row.
 """
 
 import os
@@ -32,7 +33,12 @@ rng = np.random.default_rng(0)
 # %%
 # A quadratic cost on unit rows
 # -----------------------------
-# The Z step minimizes sum_m tr(Z_m^T A_m Z_m) with A_m = U B_m U^T positive semidefinite
+# The Z step minimizes
+#
+# .. mathmpl::
+#
+#    \sum_m \operatorname{tr}\left(Z_m^\top A_m Z_m\right), \qquad A_m = U B_m U^\top \succeq 0
+#
 # (see the model page). Here g = 2 groups, l = 4 labels, k = 3 latent labels, A random.
 g, l, k = 2, 4, 3
 M = rng.standard_normal((g, l, l))
@@ -58,8 +64,8 @@ assert np.allclose(np.linalg.norm(Z, axis=-1), 1)
 # %%
 # Tangent space and projection
 # ----------------------------
-# A curve Z(t) on the manifold keeps ||z_i(t)|| = 1, so its velocity has rows orthogonal to
-# those of Z. Projecting removes from every row its component along z_i; projecting twice
+# A curve Z(t) on the manifold keeps :mathmpl:`\|z_i(t)\| = 1`, so its velocity has rows
+# orthogonal to those of Z. Projecting removes from every row its component along z_i; projecting twice
 # changes nothing.
 v = manifold.projection(Z, rng.standard_normal(Z.shape))
 print(f"largest <z_i, v_i> of a projected vector: {np.abs(np.sum(Z * v, -1)).max():.1e}")
@@ -69,8 +75,12 @@ assert np.allclose(manifold.projection(Z, v), v)
 # %%
 # Retraction
 # ----------
-# A step Z + t v leaves the spheres (by t^2 ||v_i||^2 in squared norm); normalizing the
-# rows brings it back, and agrees with the step to first order: R(Z, tv) = Z + tv + O(t^2).
+# A step :mathmpl:`Z + tv` leaves the spheres (by :mathmpl:`t^2 \|v_i\|^2` in squared norm);
+# normalizing the rows brings it back, and agrees with the step to first order:
+#
+# .. mathmpl::
+#
+#    R(Z, tv) = Z + tv + O(t^2).
 for t in (1e-1, 1e-2, 1e-3):
     moved = manifold.retraction(Z, t * v)
     assert np.allclose(np.linalg.norm(moved, axis=-1), 1)

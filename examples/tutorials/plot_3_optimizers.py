@@ -1,4 +1,4 @@
-"""
+r"""
 3. Steepest descent, conjugate gradients, trust regions
 =======================================================
 
@@ -40,9 +40,9 @@ OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 # The Z block of a fitted model
 # -----------------------------
 # U and W of a model fitted with the default weights, seen by a Z block with weights
-# lam3 = lam4 = 1. Its minimum is 0: the outputs of the fitted model span fewer directions
-# than there are latent labels, so the rows of every Z_m can all be made orthogonal to
-# them. (This is why GLOCAL's manifold terms often vanish at a solution.)
+# :mathmpl:`\lambda_3 = \lambda_4 = 1`. Its minimum is 0: the outputs of the fitted model
+# span fewer directions than there are latent labels, so the rows of every :mathmpl:`Z_m`
+# can all be made orthogonal to them. (This is why GLOCAL's manifold terms often vanish at a solution.)
 data_set = make_glocal_data(n_samples=300, n_labels=6, random_state=0)
 model = GLOCAL(n_latent=8, random_state=0).fit(data_set.X, data_set.Y)
 data = obj.GlocalData(X=data_set.X, Y=2.0 * data_set.Y.T - 1, J=None,

@@ -1,4 +1,4 @@
-"""
+r"""
 4. Preconditioning the W block
 ==============================
 
@@ -9,10 +9,15 @@ trust regions apply it to the residual of every inner step, which amounts to mea
 steps in the metric of the approximate Hessian. With the exact inverse Hessian of a
 quadratic, one step solves it.
 
-GLOCAL's W block is a quadratic whose Hessian, 2 (lam X^T X (x) I + lam2 I) plus the
-manifold terms, inherits the conditioning of the features. `glocal.problems.WPreconditioner`
-inverts the basic model's part exactly (a Cholesky factor of lam X^T X + lam2 I) and
-approximates the manifold terms. Here features are put on very different scales, and the
+GLOCAL's W block is a quadratic whose Hessian,
+
+.. mathmpl::
+
+   2 \left(\lambda\, X X^\top \otimes I + \lambda_2 I\right) + \mathrm{manifold\ terms},
+
+inherits the conditioning of the features. `glocal.problems.WPreconditioner` inverts the
+basic model's part exactly (a Cholesky factor of :mathmpl:`\lambda X X^\top + \lambda_2 I`)
+and approximates the manifold terms. Here features are put on very different scales, and the
 block is solved by trust regions with and without the preconditioner, counting Hessian
 products.
 """
@@ -77,8 +82,8 @@ def w_block(Ht, preconditioner, counter):
 # %%
 # Is it an inverse Hessian?
 # -------------------------
-# For the basic model (no manifold terms, Ht = lam I) the preconditioner inverts the
-# Hessian exactly: applying both gives back the direction.
+# For the basic model (no manifold terms, :mathmpl:`H_t = \lambda I`) the preconditioner
+# inverts the Hessian exactly: applying both gives back the direction.
 preconditioner = WPreconditioner(data)
 D = np.random.default_rng(0).standard_normal((d, k))
 assert np.allclose(preconditioner(None, obj.w_hessp(D, None, data)), D)

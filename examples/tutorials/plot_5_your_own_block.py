@@ -1,4 +1,4 @@
-"""
+r"""
 5. Writing your own block as a pymanopt problem
 ===============================================
 
@@ -7,14 +7,20 @@ cost and the Euclidean gradient, one giving the Hessian applied to a direction, 
 manifold, and a `pymanopt.Problem` tying them together. This step writes a new block in
 that style and checks it the way GLOCAL's blocks are checked.
 
-The block: given a target label correlation matrix C (l x l, unit diagonal), find the
-factor Z with unit-norm rows whose Gram matrix is closest,
+The block: given a target label correlation matrix C (:mathmpl:`l \times l`, unit
+diagonal), find the factor Z with unit-norm rows whose Gram matrix is closest,
 
-    min ||Z Z^T - C||_F^2   subject to   ||z_i|| = 1 for every row i,
+.. mathmpl::
 
-for instance to start Z_m from known label correlations. With E = Z Z^T - C (symmetric),
-the Euclidean gradient is 4 E Z and the Hessian applied to D is
-4 (E D + (D Z^T + Z D^T) Z).
+   \min_Z \; \|Z Z^\top - C\|_F^2 \quad \mathrm{subject\ to} \quad \|z_i\| = 1 \ \mathrm{for\ every\ row}\ i,
+
+for instance to start :mathmpl:`Z_m` from known label correlations. With
+:mathmpl:`E = Z Z^\top - C` (symmetric), the Euclidean gradient and the Hessian applied to
+a direction D are
+
+.. mathmpl::
+
+   \nabla f(Z) = 4 E Z, \qquad \nabla^2 f(Z)[D] = 4 \left(E D + (D Z^\top + Z D^\top) Z\right).
 """
 
 import os

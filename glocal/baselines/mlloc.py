@@ -103,7 +103,8 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
     ----------
     n_groups : int, default=8
         Number ``m`` of label groups (k-means clusters of the label vectors) and length of a
-        LOC code. Fewer groups are used when the label matrix has fewer distinct rows.
+        LOC code, at most the number of samples (more is an error). Fewer groups are used
+        when the label matrix has fewer distinct rows.
     lam1 : float, default=5.0
         Weight of the classifiers' squared norm. ``lam1 = 5`` is the same regularization as
         ``LinearSVC(C=0.1)`` (``C = 1 / (2 lam1)``), the default of `BR`.
@@ -179,7 +180,8 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         M = np.ones_like(Ys) if J is None else J.T.copy()  # observed entries
         n, d = X.shape
 
-        groups = kmeans_groups(Ys, min(self.n_groups, n), random_state=self.random_state)
+        _validation.check_n_groups(self.n_groups, n)
+        groups = kmeans_groups(Ys, self.n_groups, random_state=self.random_state)
         m = int(groups.max()) + 1
         C = np.zeros((n, m))
         C[np.arange(n), groups] = 1.0

@@ -140,7 +140,7 @@ def _read_arff(path):
         types = [kind for _, kind in parsed["attributes"]]
         values = _to_matrix(parsed["data"], types, len(rows), sparse)
     except (arff.ArffException, ValueError) as exc:
-        raise ValueError(f"{path}: malformed ARFF file: {exc}") from exc
+        raise ValueError(f"{path}: malformed ARFF file: {_message(exc)}") from None
     # liac-arff strips the quotes of a name but leaves its backslash escapes.
     names = [
         _ESCAPE.sub(lambda m: _ESCAPED.get(m.group(1), m.group(1)), name) if q else name
@@ -149,9 +149,18 @@ def _read_arff(path):
     return _Arff(parsed["relation"], names, types, values)
 
 
+def _message(exc):
+    """liac-arff's message, on one line; its own formatting fails on a stray ``%``."""
+    try:
+        text = str(exc)
+    except (TypeError, ValueError):
+        text = type(exc).__name__
+    return " ".join(text.split())
+
+
 def _read_text(path):
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte order mark is no attribute
     except UnicodeDecodeError:
         # Older Weka and Mulan files are Latin-1.
         return path.read_text(encoding="latin-1")

@@ -17,7 +17,8 @@ _PART_ORDER = {"train": 0, None: 1, "test": 2}
 _HINT = "pass data_dir=... or set the GLOCAL_DATA environment variable to the data directory"
 
 
-def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None):
+def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None,
+         index_base=None):
     """Load a multi-label dataset from a file or a dataset directory.
 
     Parameters
@@ -41,6 +42,11 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None):
     n_features, n_labels : int, default=None
         For svmlight files, which do not record them: the number of feature columns and
         label columns (e.g. those of a fitted model), instead of the largest index present.
+    index_base : {0, 1}, default=None
+        For svmlight files: the number of their first feature, by default 0 when some
+        feature index is 0, else 1. New data must be read as the training data was: pass
+        the ``index_base`` of the training data's Bunch (a file with index 0 is then
+        refused for a base of 1).
 
     Returns
     -------
@@ -54,6 +60,7 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None):
         - ``feature_names``, ``label_names``: lists of str, generated (``x0``, ``y0``, ...)
           for formats without names.
         - ``name``: str.
+        - ``index_base``: 0 or 1, only for svmlight files (see above).
         - ``train_idx``, ``test_idx``: ndarrays of int, only for a predefined split: its
           rows in X and Y (training rows first).
 
@@ -77,7 +84,8 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None):
     if suffix == ".mat":
         return load_mat(path, unlabeled=unlabeled)
     if suffix in _SVMLIGHT:
-        return load_svmlight(_with_test_part(path), n_labels=n_labels, n_features=n_features)
+        return load_svmlight(_with_test_part(path), n_labels=n_labels, n_features=n_features,
+                             index_base=index_base)
     raise ValueError(
         f"{path}: unknown extension '{path.suffix}'; expected one of {', '.join(_EXTENSIONS)}"
     )

@@ -49,8 +49,13 @@ def load_mat(path, unlabeled=False):
     """
     try:
         contents = loadmat(path)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
     except (MatReadError, ValueError, TypeError, NotImplementedError) as exc:
-        raise ValueError(f"{path}: cannot read MATLAB file: {exc}") from exc
+        raise ValueError(f"{path}: cannot read MATLAB file: {_one_line(exc)}") from None
+    except Exception as exc:  # a damaged file raises anything: zlib.error, IndexError, ...
+        raise ValueError(f"{path}: cannot read MATLAB file: it is cut short or damaged "
+                         f"({type(exc).__name__}: {_one_line(exc)})") from None
     layouts = _LAYOUTS + ((("data", None),) if unlabeled else ())
     layout = next((keys for keys in layouts if all(key in contents for key in keys if key)),
                   None)
@@ -63,6 +68,8 @@ def load_mat(path, unlabeled=False):
     datas = [_data(contents[key], path, key) for key in layout[0::2]]
     targets = [contents[key] if key else np.zeros((data.shape[0], 0))
                for key, data in zip(layout[1::2], datas)]
+    for key, target in zip(layout[1::2], targets):
+        _check_real(target, path, key)
     targets = [t.toarray() if sp.issparse(t) else np.atleast_2d(np.asarray(t)) for t in targets]
     targets = _orient(datas, targets, path)
     if len({data.shape[1] for data in datas}) > 1:
@@ -80,13 +87,25 @@ def load_mat(path, unlabeled=False):
     )
 
 
+def _one_line(exc):
+    return " ".join(str(exc).split()) or "no details"
+
+
 def _data(matrix, path, key):
+    _check_real(matrix, path, key)
     if sp.issparse(matrix):
         return sp.csr_matrix(matrix, dtype=np.float64)
     matrix = np.asarray(matrix)
     if matrix.ndim != 2 or not (np.issubdtype(matrix.dtype, np.number) or matrix.dtype == bool):
         raise ValueError(f"{path}: '{key}' is not a numeric matrix")
     return matrix.astype(np.float64)
+
+
+def _check_real(matrix, path, key):
+    """Refuse complex numbers, which casting to float would drop their imaginary parts of."""
+    if np.iscomplexobj(matrix.data if sp.issparse(matrix) else matrix):
+        raise ValueError(f"{path}: '{key}' holds complex numbers; features and labels must "
+                         "be real")
 
 
 def _orient(datas, targets, path):

@@ -50,9 +50,12 @@ GLOCAL's fits (given groups instead of k-means with 4 groups on the training row
 is part of the configuration of an output directory: by default it is on exactly when
 GLObal or loCAL is among the methods.
 
-Files are replaced atomically (written to a temporary file in the same directory, then
-renamed) after every run, so an interrupted reproduction keeps every finished run, and
-running it again with the same output directory skips the runs already recorded. A row
+Every finished run is appended to ``results.csv`` as one line, and ``report.md`` is
+replaced atomically (written to a temporary file in the same directory, then renamed), so
+an interrupted reproduction keeps every finished run, and running it again with the same
+output directory skips the runs already recorded. Reproductions into one output directory
+at once take turns through a lock file: none loses or repeats another's rows, a run one of
+them has recorded is skipped by the others, and each report holds every run recorded. A row
 of ``results.csv`` that is damaged (cut short, a field that does not parse) or a run
 recorded twice is reported with its file and line and run again, never counted as done.
 

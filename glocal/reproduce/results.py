@@ -1,14 +1,20 @@
-"""The results file of a reproduction: its columns, reading it back, replacing it atomically.
+"""The results file of a reproduction: its columns, reading it back, adding rows under a lock.
 
-``results.csv`` holds one row per finished run (columns `FIELDS`). It is rewritten whole
-after every run, through a temporary file renamed over it, so that readers (and a resumed
-reproduction) see the file before or after a run, never a part of one.
+``results.csv`` holds one row per finished run (columns `FIELDS`). Reproductions writing
+into one output directory at once take turns through a lock file beside it
+(`results_lock`): each finished run is appended as one line (`append_result`), and a run
+another reproduction has recorded meanwhile is not appended twice. A line cut by a crash is
+found by `scan_results`; the file is then rewritten with its sound rows only, through a
+temporary file renamed over it.
 """
 
 import csv
 import io
 import json
+import os
 import warnings
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -181,12 +187,75 @@ def _short(text, length=30):
 
 
 def write_results(path, rows):
-    """Replace ``path`` by the rows at once: readers see the old or the new file, never a part."""
+    """Replace ``path`` by the rows at once: readers see the old or the new file, never a part.
+
+    Call it holding `results_lock`, as every writer of the file does."""
+    with atomic_output(path, overwrite=True) as file:
+        file.write(_csv_lines(rows, header=True))
+
+
+@contextmanager
+def results_lock(path, others=()):
+    """Hold the lock of the results file ``path`` (waiting for it) while in the block.
+
+    The lock is ``.<name>.lock`` beside the file, taken with `filelock` (the system's file
+    locks, released when a process ends, even by kill -9). On entry, the temporary files a
+    crashed writer left of ``path`` and of the files named in ``others`` (the other files
+    written under this lock) are removed (``.<name>.*.tmp``): no writer is at work.
+    """
+    from filelock import FileLock
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(path.with_name(f".{path.name}.lock")):
+        for name in (path.name, *others):
+            for stale in path.parent.glob(f".{name}.*.tmp"):
+                stale.unlink(missing_ok=True)
+        yield
+
+
+def append_result(path, row):
+    """Append one run's row to the results file ``path``, holding `results_lock`.
+
+    The file is read first: a run recorded meanwhile (by another reproduction into the same
+    directory) is not appended again, and a file whose last line was cut by a crash (or
+    written under the header of an earlier version) is first rewritten with its sound rows,
+    so that the new line does not join the cut one.
+
+    Returns
+    -------
+    appended : bool
+        False when the run was already recorded.
+    """
+    path = Path(path)
+    rows, problems = scan_results(path) if path.exists() else ([], [])
+    if run_key(row) in {run_key(other) for other in rows}:
+        return False
+    size = path.stat().st_size if path.exists() else 0
+    if problems or (size and not _holds_whole_lines_of_fields(path)):
+        write_results(path, rows)  # the sound rows, under this version's header
+        size = path.stat().st_size
+    with open(path, "a", encoding="utf-8", newline="") as file:
+        file.write(_csv_lines([row], header=not size))
+        file.flush()
+        os.fsync(file.fileno())
+    return True
+
+
+def _holds_whole_lines_of_fields(path):
+    """Whether the file's header is `FIELDS` and its last line is whole (not cut)."""
+    with open(path, "rb") as file:
+        header = file.readline()
+        file.seek(-1, os.SEEK_END)
+        return header == ",".join(FIELDS).encode() + b"\n" and file.read(1) == b"\n"
+
+
+def _csv_lines(rows, header):
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, FIELDS, restval="", lineterminator="\n")
-    writer.writeheader()
+    if header:
+        writer.writeheader()
     for row in rows:
         writer.writerow({key: "" if isinstance(value, float) and np.isnan(value) else value
                          for key, value in row.items()})
-    with atomic_output(path, overwrite=True) as file:
-        file.write(buffer.getvalue())
+    return buffer.getvalue()

@@ -31,7 +31,16 @@ from .methods import (
     TEST_SIZE,
 )
 from .report import render_report
-from .results import CONFIG, MEASURES, TIMES, run_key, scan_results, write_results
+from .results import (
+    CONFIG,
+    MEASURES,
+    TIMES,
+    append_result,
+    results_lock,
+    run_key,
+    scan_results,
+    write_results,
+)
 
 
 def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions=None,
@@ -123,14 +132,14 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
     csv_path, report_path = out_dir / "results.csv", out_dir / "report.md"
 
     data = _load_datasets(datasets, data_dir, quick, random_state, progress)
-    results, problems = scan_results(csv_path) if csv_path.exists() else ([], [])
-    for problem in problems:
-        progress(f"{problem}: not counted as done")
-    for row in results:
-        stored = {key: row[key] for key in CONFIG}
-        if stored != config:
-            raise ValueError(f"{csv_path} holds results of another configuration ({stored}, "
-                             f"now {config}); choose another output directory")
+    # Creates out_dir; removes the temporary files of a crashed reproduction.
+    with results_lock(csv_path, others=[report_path.name]):
+        results, problems = scan_results(csv_path) if csv_path.exists() else ([], [])
+        for problem in problems:
+            progress(f"{problem}: not counted as done")
+        _check_config(results, config, csv_path)
+        if problems:  # the file keeps its sound rows only, also when nothing is left to run
+            write_results(csv_path, results)
     done = {run_key(row) for row in results}
 
     plan = [(name, rep, rho, method) for name in data for rep in range(n_repeats)
@@ -138,15 +147,20 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
     todo = [run for run in plan if run not in done]
     progress(f"{len(plan)} runs, {len(plan) - len(todo)} already in {csv_path}")
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if problems:  # the file keeps its sound rows only, also when nothing is left to run
-        write_results(csv_path, results)
     tic = time.perf_counter()
     clusterings = {}  # (dataset, repetition) -> cluster of every row, with small_clusters
     # One BLAS thread: on this problem size OpenBLAS's threads slow every fit down by an
     # order of magnitude (measured on Enron: 0.4 s single-threaded, 4.7 s with 2 threads).
     with threadpool_limits(limits=1):
         for count, (name, rep, rho, method) in enumerate(todo, start=1):
+            # Another reproduction into the same directory may have run it meanwhile.
+            with results_lock(csv_path):
+                recorded = scan_results(csv_path)[0] if csv_path.exists() else []
+            _check_config(recorded, config, csv_path)
+            if (name, rep, rho, method) in {run_key(row) for row in recorded}:
+                progress(f"[{len(plan) - len(todo) + count}/{len(plan)}] {name} rep {rep} "
+                         f"rho {rho:g} {method}: recorded by another reproduction")
+                continue
             clusters = None
             if config["small_clusters"]:
                 if (name, rep) not in clusterings:
@@ -156,18 +170,30 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
                 clusters = clusterings[name, rep]
             row = _run(data[name], name, rep, rho, method, config, n_repeats, n_jobs,
                        clusters)
-            results.append(row)
-            write_results(csv_path, results)
+            with results_lock(csv_path):
+                if not append_result(csv_path, row):
+                    progress(f"{name} rep {rep} rho {rho:g} {method}: recorded meanwhile by "
+                             "another reproduction; its row is kept")
             elapsed = time.perf_counter() - tic
             eta = elapsed / count * (len(todo) - count)
             progress(f"[{len(plan) - len(todo) + count}/{len(plan)}] {name} rep {rep} "
                      f"rho {rho:g} {method}: Ap {row['prediction_average_precision']:.4f}, "
                      f"fit {row['time_fit']:.1f} s, tuning {row['time_tuning']:.1f} s; "
                      f"elapsed {_clock(elapsed)}, ETA {_clock(eta)}")
-    with atomic_output(report_path, overwrite=True) as file:
-        file.write(render_report(results, paper_tables))
+    with results_lock(csv_path):  # the report of every run recorded, others' too
+        results = scan_results(csv_path)[0] if csv_path.exists() else []
+        with atomic_output(report_path, overwrite=True) as file:
+            file.write(render_report(results, paper_tables))
     progress(f"wrote {csv_path} and {report_path}")
     return results
+
+
+def _check_config(results, config, csv_path):
+    for row in results:
+        stored = {key: row[key] for key in CONFIG}
+        if stored != config:
+            raise ValueError(f"{csv_path} holds results of another configuration ({stored}, "
+                             f"now {config}); choose another output directory")
 
 
 def _normalize(name):

@@ -220,6 +220,7 @@ def test_defaults_are_the_recommended_model_and_glocal_stays_the_papers(data):
     assert GLOCALCV(GLOCAL(n_latent=3))._base_estimator(50).n_latent == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, rho, long_start", [
     ("yeast", 0.3, False), ("genbase", 0.3, True), ("genbase", 1.0, True)])
 def test_defaults_converge_on_real_data(name, rho, long_start):

@@ -3,7 +3,7 @@
 On each dataset, over random 60/40 splits (`glocal.protocol.random_splits`)
 and observed fractions rho (`glocal.protocol.sample_observed` on the training labels), every
 method is tuned by k-fold cross-validation on the observed training entries
-(`glocal.protocol.select_hyperparameters`, or `glocal.GLOCALCV` for the methods in
+(`glocal.model_selection.select_hyperparameters`, or `glocal.GLOCALCV` for the methods in
 `TUNED_BY_GLOCALCV`; same folds), refitted on the whole training set, and scored by
 the test Ap (test rows without a positive dropped, `glocal.protocol.drop_unlabeled_rows`).
 All methods of one (dataset, split, rho) see the same split, the same hidden labels and the
@@ -44,9 +44,9 @@ from glocal import GLOCAL, GLOCALCV  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
 from glocal.datasets import load_dataset  # noqa: E402
 from glocal.metrics import average_precision  # noqa: E402
+from glocal.model_selection import select_hyperparameters  # noqa: E402
 from glocal.protocol import (BR_GRID, GLOCAL_GRID, drop_unlabeled_rows,  # noqa: E402
-                             paired_ttest, random_splits, sample_observed,
-                             select_hyperparameters)
+                             paired_ttest, random_splits, sample_observed)
 
 PAPER_DATASETS = ["arts", "business", "computers", "education", "entertainment", "health",
                   "enron", "image"]
@@ -169,7 +169,7 @@ def _run_one(method, X_train, Y_train, X_test, Y_test, seed, cv):
     else:
         if grid is not None:
             params = select_hyperparameters(estimator, grid, X_train, Y_train, cv=cv,
-                                            random_state=seed)
+                                            random_state=seed, paths=False)
             estimator.set_params(**params)
         estimator.fit(X_train, Y_train)
     ap = average_precision(Y_test, estimator.decision_function(X_test))

@@ -28,8 +28,6 @@ losses   One fit of the missing-label design of the documentation's missing-labe
 """
 
 import argparse
-import statistics
-import time
 import tracemalloc
 import warnings
 
@@ -42,23 +40,7 @@ from threadpoolctl import threadpool_limits
 from glocal import GLOCAL
 from glocal.baselines import BR
 from glocal.protocol import sample_observed
-from _common import DATA_DIR, paper_split
-
-
-def sparse_text_data(n=3600, d=50_000, l=101, density=0.0015, seed=0):
-    """Text-like data: Zipf-popular features, unit-norm rows, labels from a sparse linear
-    model (3% positives per label)."""
-    rng = np.random.default_rng(seed)
-    popularity = 1.0 / np.arange(1, d + 1) ** 0.8
-    per_row = max(1, int(density * d))
-    rows = np.repeat(np.arange(n), per_row)
-    cols = rng.choice(d, size=n * per_row, p=popularity / popularity.sum())
-    X = sp.csr_matrix((rng.random(n * per_row) + 0.5, (rows, cols)), shape=(n, d))
-    X.sum_duplicates()
-    X = sp.csr_matrix(sp.diags(1.0 / sp.linalg.norm(X, axis=1)) @ X)
-    coef = sp.random(d, l, density=0.01, random_state=seed) @ sp.diags(rng.standard_normal(l))
-    scores = np.asarray((X @ coef).todense()) + 0.05 * rng.standard_normal((n, l))
-    return X, (scores > np.quantile(scores, 0.97, axis=0)).astype(float)
+from _common import DATA_DIR, paper_split, sparse_text_data, timed_fit
 
 
 def dense_data(n, d=100, l=20, seed=0):
@@ -71,20 +53,6 @@ def dense_data(n, d=100, l=20, seed=0):
 
 def nbytes(X):
     return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sp.issparse(X) else X.nbytes
-
-
-def timed_fit(make_model, X, Y, repeats, **fit_params):
-    """Median fit time, the last fitted model and whether a ConvergenceWarning was raised."""
-    times = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        for _ in range(repeats):
-            model = make_model()
-            tic = time.process_time()
-            model.fit(X, Y, **fit_params)
-            times.append(time.process_time() - tic)
-    capped = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return statistics.median(times), model, capped
 
 
 def training_data(name, data_dir, seed):

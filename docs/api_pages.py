@@ -18,6 +18,7 @@ MODULES = {
     "glocal.datasets": "Datasets",
     "glocal.baselines": "The paper's competitors",
     "glocal.metrics": "Measures",
+    "glocal.model_selection": "Model selection",
     "glocal.protocol": "The paper's protocol",
     "glocal.groups": "Local groups",
     "glocal.labels": "Sparse labels",

@@ -34,10 +34,10 @@ X_train, X_test, Y_train, Y_test = train_test_split(data.X, data.Y, test_size=0.
 # %% Fit. Labels are {0, 1}; NaN would mark a missing one (see plot_missing_labels.py).
 model = GLOCAL(random_state=0).fit(X_train, Y_train)
 br = BR().fit(X_train, Y_train)
-print(f"GLOCAL: {model.n_init_iter_} warm-start rounds, {model.n_iter_} outer iterations, "
-      f"{sum(model.fit_times_.values()):.2f} s")
+print(f"GLOCAL: {model.n_init_iter_} basic-model initialisation rounds, "
+      f"{model.n_iter_} outer iterations, {sum(model.fit_times_.values()):.2f} s")
 
-# %% The objective never increases; the warm start does most of the work.
+# %% The objective never increases; the basic-model initialisation does most of the work.
 save_figure(plot_convergence(model), OUT / "quick_start_convergence.png", overwrite=True)
 
 # %% Measures on the test set. GLOCAL's ranking is close to BR's, not better, on this data.

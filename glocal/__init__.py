@@ -8,11 +8,12 @@ import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["GLOCAL", "GLOCALCV", "GLObal", "loCAL", "LabelWarning", "from_signed_labels",
-           "__version__"]
+__all__ = ["GLOCAL", "GLOCALCV", "GLObal", "loCAL", "FitCache", "LabelWarning",
+           "from_signed_labels", "__version__"]
 
 # Imported on first use (PEP 562), so that `glocal --help` does not wait for scikit-learn.
 _LAZY = {"GLOCAL": ".estimator", "GLObal": ".estimator", "loCAL": ".estimator",
+         "FitCache": ".estimator",
          "GLOCALCV": ".model_selection", "LabelWarning": "._validation",
          "from_signed_labels": "._validation"}
 

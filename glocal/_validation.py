@@ -145,15 +145,11 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
         labels = _sparse_signed_labels(Y, n_samples, warn)
         return labels, labels.mask
     Y = dense_labels(Y)
-    _check_label_type_and_shape(Y, n_samples)
+    check_label_type_and_shape(Y, n_samples)
     Y = Y.astype(float)
     observed = ~np.isnan(Y)
-    if not np.isin(Y[observed], (0.0, 1.0)).all():
-        raise_bad_labels(np.unique(Y[observed & ~np.isin(Y, (0.0, 1.0))])[:5])
-    if not observed.any():
-        raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
-    if warn:
-        warn_about_labels(observed.sum(axis=0), (np.nan_to_num(Y) > 0).sum(axis=0))
+    check_label_counts(np.unique(Y[observed & ~np.isin(Y, (0.0, 1.0))])[:5],
+                       observed.sum(axis=0), (np.nan_to_num(Y) > 0).sum(axis=0), warn)
     Y_signed = signed_labels(Y, observed).copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J
@@ -175,7 +171,7 @@ def check_n_groups(n_groups, n_samples):
                          f"(n_samples={n_samples})")
 
 
-def _check_label_type_and_shape(Y, n_samples):
+def check_label_type_and_shape(Y, n_samples):
     """The dtype and shape checks of `check_labels`, for a dense or scipy-sparse Y."""
     if Y.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: Y must be real ({{0, 1}} with NaN for "
@@ -191,9 +187,21 @@ def _check_label_type_and_shape(Y, n_samples):
         raise ValueError("Y has no label column")
 
 
+def check_label_counts(bad, n_observed, n_positive, warn=True):
+    """The value checks of `check_labels` from what they need: up to five values other than
+    0, 1 and NaN (``bad``) and each label's observed entries and positives (also summed
+    over the chunks of a Dask Y, `glocal.dask_backend.check_training_data`)."""
+    if len(bad):
+        raise_bad_labels(bad)
+    if not np.any(n_observed):
+        raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
+    if warn:
+        warn_about_labels(n_observed, n_positive)
+
+
 def _sparse_signed_labels(Y, n_samples, warn):
     """`check_labels` of a scipy-sparse Y, kept sparse (see there)."""
-    _check_label_type_and_shape(Y, n_samples)
+    check_label_type_and_shape(Y, n_samples)
     # Labels x samples, duplicates of COO input summed (as toarray would), zeros dropped.
     stored = sp.csr_matrix(Y.T, dtype=np.float64)
     stored.sum_duplicates()

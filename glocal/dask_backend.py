@@ -156,13 +156,7 @@ def check_training_data(X, Y):
     n = X.shape[0]
     if not isinstance(Y, da.Array):
         Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y)
-    if Y.ndim != 2:
-        raise ValueError(f"Y must be a 2-D (n_samples, n_labels) indicator matrix, got "
-                         f"{Y.ndim}-D input of shape {Y.shape}")
-    if Y.shape[0] != n:
-        raise ValueError(f"X and Y have different numbers of rows: {n} and {Y.shape[0]}")
-    if Y.dtype.kind not in "biuf":
-        raise ValueError(f"Y must be numeric ({{0, 1}} with NaN for missing), got dtype {Y.dtype}")
+    _validation.check_label_type_and_shape(Y, n)
     Y = da.asarray(Y).astype(np.float64).rechunk((X.chunks[0], -1))
     checks = dask.compute([dask.delayed(_chunk_checks)(x, y)
                            for x, y in zip(_blocks(X), _blocks(Y))])[0]
@@ -172,13 +166,9 @@ def check_training_data(X, Y):
     if max(largest) * np.sqrt(X.size) > _validation.MAX_FEATURE_NORM:
         raise ValueError(f"X is too large for float64 arithmetic: its norm may exceed "
                          f"{_validation.MAX_FEATURE_NORM:.3g}; rescale X")
-    bad = np.unique(np.concatenate(bad))
-    if bad.size:
-        _validation.raise_bad_labels(bad)
-    n_observed, n_positive = sum(n_observed), sum(n_positive)
-    if not n_observed.any():
-        raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
-    _validation.warn_about_labels(n_observed, n_positive)
+    n_observed = sum(n_observed)
+    _validation.check_label_counts(np.unique(np.concatenate(bad))[:5], n_observed,
+                                   sum(n_positive))
     observed = ~da.isnan(Y)
     J = None if (n_observed == n).all() else observed.T.astype(np.float64)
     return X, _validation.signed_labels(Y, observed), J
@@ -203,9 +193,7 @@ def fit_groups(X, groups, n_groups, random_state):
     n = X.shape[0]
     clustered = groups is None
     if clustered:
-        if n_groups > n:
-            raise ValueError(f"n_groups={n_groups} is larger than the number of samples "
-                             f"(n_samples={n})")
+        _validation.check_n_groups(n_groups, n)
         if n_groups == 1:
             groups = da.zeros(n, chunks=X.chunks[0], dtype=np.intp)
         else:

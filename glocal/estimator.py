@@ -1,5 +1,6 @@
 """The GLOCAL estimator: validate, call `glocal.solver.glocal_fit`, keep the arrays."""
 
+import hashlib
 import time
 import warnings
 from dataclasses import replace
@@ -16,12 +17,12 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _validation
-from ._base import MultiLabelMixin, warn_if_scores_vanish
+from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
 from .groups import compact_group_ids, group_index, kmeans_groups
 from .losses import LOSSES, balanced_class_weights
-from .objective import GlocalData, with_feature_grams
+from .objective import GlocalData, LabelFit, with_feature_grams
 from .problems import OPTIMIZERS
-from .solver import SolverOptions, glocal_fit
+from .solver import SolverOptions, glocal_fit, v_by_closed_form
 
 
 class GLOCAL(MultiLabelMixin, BaseEstimator):
@@ -29,7 +30,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
     Learns a low-rank factorization Y ~ U V of the observed labels, a linear map V ~ W^T X
     from features to latent labels, and one label Laplacian Z_m Z_m^T (unit diagonal) per
-    group of samples, by minimizing the paper's Eq. ``eqn:opt``::
+    group of samples, by minimizing the paper's Eq. (4)::
 
         ||J o (Y - U V)||^2 + lam ||V - W^T X||^2 + lam2 (||U||^2 + ||V||^2 + ||W||^2)
           + sum_m [ lam3 (n_m/n) tr(F_0^T Z_m Z_m^T F_0) + lam4 tr(F_m^T Z_m Z_m^T F_m) ]
@@ -66,7 +67,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         as 2 lam2 times the nuclear norm of U V, which soft-thresholds the singular values of
         the label matrix at lam2: a label with fewer than about (lam2 / 2)^2 positives
         is then ranked as if it had none, so large values hurt data with rare labels. The
-        default was chosen across ten benchmark datasets (README).
+        default was chosen across ten benchmark datasets (see the Performance study in
+        the documentation).
     lam3 : float, default=1e-3
         Weight of the global label-manifold regularizer.
     lam4 : float, default=1e-3
@@ -75,7 +77,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
         when it was reached before ``tol``.
     init_max_iter : int, default=30
-        Maximum number of rounds of the warm start (the basic model, Eq. ``eqn:init``),
+        Maximum number of rounds of the basic-model initialisation (Eq. 1),
         with the same warning.
     tol : float, default=1e-4
         Relative decrease of the objective below which a loop stops.
@@ -90,8 +92,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         as there is no closed form, unless ``loss="squared"`` and ``class_weight=None``).
     solver_options : dict, default=None
         Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
-        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated warm
-        start. None of them changes the objective, only how it is minimized.
+        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated basic-model
+        initialisation. None of them changes the objective, only how it is minimized.
     fit_intercept : bool, default=False
         Not part of the paper's model. When True, a constant feature of value
         ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
@@ -113,7 +115,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         scores, missing entries included: tied to W^T X (large lam) it acts as a ridge
         lam2 ||X W||^2 that grows against the label-fit term as fewer labels are observed.
         A small ``lam_v`` with a large ``lam`` leaves trace-norm-regularized linear models
-        U W^T x fitted on the observed entries. Measured with missing labels (README):
+        U W^T x fitted on the observed entries. Measured with missing labels (see the
+        Missing-labels study in the documentation):
         ``lam_v=0, fit_intercept=True, n_latent=n_labels`` and lam2 tuned in {4, 16}.
     normalize_rows : bool, default=False
         Not part of the paper's model. When True, every sample is scaled to unit Euclidean
@@ -122,8 +125,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         replaced by D^-1 X, D = diag(||x_1||, ..., ||x_n||), and ``W_`` acts on the scaled
         rows. lam2 ||W||^2 then means the same on every dataset (features of rows with
         norm s make it s times weaker on the scores U W^T x), and documents of different
-        lengths weigh alike. Measured with missing labels (README): searched by CV with
-        lam2, it lifts GLOCAL above BR on Enron; CV left it off on Image, where it hurts.
+        lengths weigh alike. Measured with missing labels (the Missing-labels study in the
+        documentation): searched by CV with lam2, it lifts GLOCAL above BR on Enron; CV
+        left it off on Image, where it hurts.
     random_state : int, RandomState instance or None, default=None
         Seeds k-means and the initial point.
     verbose : int, default=0
@@ -146,17 +150,18 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     n_groups_ : int
         Number of groups actually used.
     objective_history_ : list of float
-        Eq. ``eqn:opt`` after the warm start and after every outer iteration.
+        Eq. (4) after the basic-model initialisation and after every outer
+        iteration.
     init_objective_history_ : list of float
-        The basic model's objective (Eq. ``eqn:init``) at the initial point and after every
-        warm-start round.
+        The basic model's objective (Eq. 1) at the initial point and after every
+        initialisation round.
     block_objective_history_ : ndarray of shape (n_iter_, 4)
-        Eq. ``eqn:opt`` after the Z, V, U and W updates of every outer iteration (the
+        Eq. (4) after the Z, V, U and W updates of every outer iteration (the
         paper's Figure 4 per block); the last column matches ``objective_history_[1:]``.
     n_iter_ : int
         Outer iterations run.
     n_init_iter_ : int
-        Warm-start rounds run.
+        Basic-model initialisation rounds run.
     local_correlations_ : ndarray of shape (n_groups_, n_labels, n_labels)
         Learned label correlations of each group, in [-1, 1]: 1 on the diagonal and
         ``-<z_i, z_j>`` off it. Z_m Z_m^T plays the role of a normalized Laplacian
@@ -167,7 +172,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1; computed when
         read, as ``local_correlations_``.
     fit_times_ : dict
-        Seconds spent in ``"clustering"``, ``"init"`` (warm start) and ``"main"`` (Algorithm 1).
+        Seconds spent in ``"clustering"``, ``"init"`` (basic-model
+        initialisation) and ``"main"`` (Algorithm 1).
     n_features_in_ : int
 
     Notes
@@ -199,14 +205,33 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
                  max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
                  v_closed_form=True, solver_options=None, fit_intercept=False,
                  intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
                  normalize_rows=False, random_state=None, verbose=0):
-        _store_params(self, locals())
+        self.n_latent = n_latent
+        self.n_groups = n_groups
+        self.lam = lam
+        self.lam2 = lam2
+        self.lam3 = lam3
+        self.lam4 = lam4
+        self.max_iter = max_iter
+        self.init_max_iter = init_max_iter
+        self.tol = tol
+        self.optimizer = optimizer
+        self.v_closed_form = v_closed_form
+        self.solver_options = solver_options
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.loss = loss
+        self.class_weight = class_weight
+        self.lam_v = lam_v
+        self.normalize_rows = normalize_rows
+        self.random_state = random_state
+        self.verbose = verbose
 
-    def fit(self, X, Y, groups=None):
+    def fit(self, X, Y, groups=None, *, init=None, cache=None):
         """Fit the model.
 
         Parameters
@@ -225,6 +250,21 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         groups : array-like or dask array of shape (n_samples,), optional
             Group of every sample (e.g. from domain knowledge); k-means on X with
             ``n_groups`` clusters when omitted (`dask_ml.cluster.KMeans` for a Dask X).
+        init : fitted GLOCAL, GLObal or loCAL, or tuple (U, V, W, Z), default=None
+            Starting point of the fit instead of the basic model's own: a model fitted on
+            the same labels and groups, e.g. at a nearby ``lam2`` (a regularization path,
+            as `glocal.GLOCALCV` walks), or arrays shaped as its ``U_``, ``V_`` (None:
+            W^T X), ``W_`` and ``Z_``. The estimator adapts W's
+            layout: the bias is carried over when both fits have ``fit_intercept``, starts
+            at zero when only this one has it, and is dropped otherwise. The init's ``V_``
+            is used when it has one column per sample of X, else V starts at W^T X. The
+            basic-model initialisation (``init_max_iter`` rounds) and Algorithm 1 then run
+            from it as usual.
+        cache : FitCache, default=None
+            Work shared by fits on the same X: the k-means groups and the feature second
+            moments X^T X (and X_m^T X_m per group), computed by the first fit that needs
+            them and reused by the next ones (see `FitCache`). Results are the same with
+            or without it.
 
         Returns
         -------
@@ -248,28 +288,21 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
         workers' memory: every pass then reads it instead of recomputing it).
         """
-        self._fit(X, Y, groups)
-        return self
-
-    def _fit(self, X, Y, groups=None, initial_point=None, cache=None):
-        """`fit`, optionally from a given point; returns the solver's `GlocalResult`.
-
-        ``initial_point`` (U, V, W, Z), W with the intercept row when ``fit_intercept``,
-        replaces the solver's initial point (`GLOCALCV` walks regularization paths this
-        way); the warm start and Algorithm 1 then run from it as usual. ``cache``, a dict
-        shared by fits on the same X, keeps what depends on X and the groups only: the
-        k-means groups and the feature second moments.
-        """
-        rng = check_random_state(self.random_state)
-        if _validation.is_dask_array(X):
-            data, groups, clustering_time = self._dask_data(X, Y, groups, rng)
-        else:
-            data, groups, clustering_time = self._in_memory_data(X, Y, groups, rng, cache)
-        n_features = np.shape(X)[1]  # X may be a list
+        self._validate_params()
+        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
         options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
+        if cache is not None and not isinstance(cache, FitCache):
+            raise ValueError(f"cache must be a glocal.FitCache, got "
+                             f"{type(cache).__name__}")
+        _check_feature_names(self, X, reset=True)
+        rng = check_random_state(self.random_state)
+        data, groups, clustering_time = glocal_data(X, Y, groups, self, options, rng, cache)
+        n_features = np.shape(X)[1]  # X may be a list
+        initial_point = (None if init is None else
+                         self._initial_point(init, n_features, *data.Y.shape, data.n_groups))
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
-        # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on a
-        # loaded 2-core machine. scikit-learn's KMeans makes the same choice.
+        # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on two
+        # busy cores. scikit-learn's KMeans makes the same choice.
         with threadpool_limits(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,
@@ -281,7 +314,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
-        self.intercept_ = (self.intercept_scaling * result.W[n_features] @ self.U_.T
+        # W's last row is the bias of the latent labels (the constant feature's weights);
+        # kept as it is so that a fit started from this one carries it over exactly.
+        self._bias_row = result.W[n_features] if self.fit_intercept else None
+        self.intercept_ = (self.intercept_scaling * self._bias_row @ self.U_.T
                            if self.fit_intercept else np.zeros(self.U_.shape[0]))
         self.groups_ = groups
         self.n_groups_ = data.n_groups
@@ -293,7 +329,36 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.fit_times_ = {"clustering": clustering_time, **result.times}
         self._group_fractions = data.group_fractions
         self.n_features_in_ = n_features
-        return result
+        return self
+
+    def _initial_point(self, init, n_features, n_labels, n_samples, n_groups):
+        """The solver's (U, V, W, Z) from ``init`` (see `fit`), W laid out for this model."""
+        if isinstance(init, GLOCAL):
+            check_is_fitted(init)
+            U, V, W, Z = init.U_, init.V_, init.W_, init.Z_
+            bias = init._bias_row if init.fit_intercept else None
+            if bias is not None and init.intercept_scaling != self.intercept_scaling:
+                bias = bias * (init.intercept_scaling / self.intercept_scaling)  # same scores
+            if not isinstance(V, np.ndarray) or V.shape[1] != n_samples:
+                V = None  # fitted on other samples: V starts at W^T X
+        elif isinstance(init, (tuple, list)) and len(init) == 4:
+            U, V, W, Z = init
+            bias = None
+        else:
+            raise ValueError("init must be a fitted GLOCAL (GLObal, loCAL) or a tuple "
+                             f"(U, V, W, Z), got {type(init).__name__}")
+        k = self.n_latent
+        expected = {"U": (n_labels, k), "V": (k, n_samples), "W": (n_features, k),
+                    "Z": (n_groups, n_labels, k)}
+        for name, array in zip("UVWZ", (U, V, W, Z)):
+            if (array is not None or name != "V") and np.shape(array) != expected[name]:
+                raise ValueError(f"init: {name} has shape {np.shape(array)}, expected "
+                                 f"{expected[name]}")
+        W = np.asarray(W, dtype=float)
+        if self.fit_intercept:
+            bias = np.zeros(W.shape[1]) if bias is None else bias
+            W = np.vstack([W, bias[None, :]])
+        return U, V, W, Z
 
     @property
     def local_correlations_(self):
@@ -307,88 +372,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
         return normalize(X) if self.normalize_rows else X
 
-    def _in_memory_data(self, X, Y, groups, rng, cache=None):
-        """The `GlocalData` of a fit on data in memory, its groups and the clustering time.
-
-        ``cache``, a dict shared by fits on the same X, keeps what depends on X and the
-        groups only: the k-means groups and the feature second moments.
-        """
-        cache = {} if cache is None else cache
-        # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
-        keep_sparse = (self.loss == "squared" and self.class_weight is None
-                       and self.v_closed_form)
-        X, Y_signed, J = self._check_training_data(X, Y, keep_sparse=keep_sparse)
-        X = self._normalized(X)
-        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        n_samples = X.shape[0]
-
-        tic = time.perf_counter()
-        if groups is None:
-            if self.n_groups > n_samples:
-                raise ValueError(f"n_groups={self.n_groups} is larger than the number of "
-                                 f"samples (n_samples={n_samples})")
-            key = ("kmeans", self.normalize_rows, self.n_groups, rng.randint(2**31 - 1))
-            if key not in cache:
-                cache[key] = kmeans_groups(X, *key[2:])
-            groups = cache[key]
-        else:
-            groups = compact_group_ids(_validation.check_groups(groups, n_samples))
-        clustering_time = time.perf_counter() - tic
-
-        if self.fit_intercept:
-            X = _append_constant(X, self.intercept_scaling)
-        weights = (balanced_class_weights(Y_signed, J) if self.class_weight == "balanced"
-                   else None)
-        data = GlocalData(X, Y_signed, J, group_index(groups), self.lam, self.lam2,
-                          *self._manifold_weights(), loss=self.loss, weights=weights,
-                          lam_v=self.lam_v)
-        key = ("grams", self.normalize_rows, self.fit_intercept, self.intercept_scaling,
-               data.has_manifold_terms, groups.tobytes())
-        if key not in cache:
-            cache[key] = with_feature_grams(data)
-        data = replace(data, X=cache[key].X, gram=cache[key].gram,
-                       group_grams=cache[key].group_grams)
-        return data, groups, clustering_time
-
-    def _dask_data(self, X, Y, groups, rng):
-        """`_in_memory_data` for Dask features: the paper's loss only, the samples reached
-        through `glocal.dask_backend.DaskSamples`."""
-        from . import dask_backend
-
-        self._validate_params()
-        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
-        if self.loss != "squared" or self.class_weight is not None:
-            raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
-                             "loss='squared' and class_weight=None")
-        if not options.v_closed_form:
-            raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
-                             "v_closed_form=True")
-        n_columns = X.shape[1] + self.fit_intercept
-        if n_columns > min(dask_backend.MAX_FEATURES, options.max_dense_features):
-            raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
-                             f"{min(dask_backend.MAX_FEATURES, options.max_dense_features)} "
-                             f"features, got {n_columns}")
-        X, Y_signed, J = dask_backend.check_training_data(X, Y)
-        if self.normalize_rows:  # row by row, so chunk by chunk
-            X = X.map_blocks(normalize, dtype=float)
-        seed = rng.randint(2**31 - 1) if groups is None else None
-        groups, sizes, clustering_time = dask_backend.fit_groups(X, groups, self.n_groups, seed)
-        if self.fit_intercept:
-            X = X.map_blocks(_append_constant, self.intercept_scaling, dtype=float,
-                             chunks=(X.chunks[0], (n_columns,)))
-        samples = dask_backend.DaskSamples(groups, sizes)
-        data = GlocalData(X, Y_signed, J, None, self.lam, self.lam2, *self._manifold_weights(),
-                          lam_v=self.lam_v, samples=samples)
-        return with_feature_grams(data), groups, clustering_time
-
-    def _manifold_weights(self):
-        """(lam3, lam4) of the objective; the ablations switch one of them off."""
-        return self.lam3, self.lam4
-
     @staticmethod
     def _report(stage, iteration, value):
-        print(f"[GLOCAL] {stage} iteration {iteration}: objective {value:.6g}")
+        step = "basic-model initialisation round" if stage == "init" else "main iteration"
+        print(f"[GLOCAL] {step} {iteration}: objective {value:.6g}")
 
     def decision_function(self, X):
         """Label scores X W_ U_^T (+ intercept_), shape (n_samples, n_labels).
@@ -412,16 +399,133 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                               self.U_, self.intercept_)
 
 
+class FitCache:
+    """Work shared by GLOCAL fits on the same X, passed to ``fit(..., cache=)``.
+
+    The first fit that needs them computes, and the next ones reuse, what depends on X and
+    the groups only: the k-means groups (per ``n_groups``, ``normalize_rows`` and seed) and
+    the feature second moments X^T X and X_m^T X_m (per groups, ``fit_intercept``,
+    ``intercept_scaling`` and ``normalize_rows``). A fit with a cache gives the same result
+    as without it. `glocal.GLOCALCV` keeps one per fold, shared by all the settings of its
+    grid. A cache belongs to one X: a fit on other features is a ValueError.
+
+    Examples
+    --------
+    >>> from glocal import GLOCAL, FitCache
+    >>> from glocal.datasets import make_glocal_data
+    >>> data = make_glocal_data(random_state=0)
+    >>> cache = FitCache()
+    >>> strong = GLOCAL(lam2=10.0, random_state=0).fit(data.X, data.Y, cache=cache)
+    >>> weak = GLOCAL(lam2=1.0, random_state=0).fit(data.X, data.Y, init=strong, cache=cache)
+    """
+
+    def __init__(self):
+        self._entries = {}
+        self._fingerprint = None
+
+    def _check_features(self, X):
+        """Record X's fingerprint at the first fit; a later X must match it."""
+        parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (np.ascontiguousarray(X),)
+        digest = hashlib.blake2b(digest_size=16)
+        for part in parts:
+            digest.update(np.ascontiguousarray(part).view(np.uint8))
+        fingerprint = (X.shape, sp.issparse(X), digest.hexdigest())
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint
+        elif fingerprint != self._fingerprint:
+            raise ValueError("this FitCache holds the work of fits on other features X; use "
+                             "one FitCache per X")
+
+    def _get(self, key, compute):
+        if key not in self._entries:
+            self._entries[key] = compute()
+        return self._entries[key]
+
+
 def _linear_scores(X, W, U, intercept):
     """X W U^T + intercept."""
     return np.asarray(X @ W) @ U.T + intercept
 
 
-def _store_params(estimator, arguments):
-    """Keep the __init__ arguments untouched, as scikit-learn expects."""
-    for name, value in arguments.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)
+def glocal_data(X, Y, groups, model, options, rng, cache=None):
+    """The solver's `GlocalData` of a fit of ``model`` (its hyperparameters only) on (X, Y).
+
+    The one data path of `GLOCAL.fit`: it checks the data, scales the rows
+    (``normalize_rows``), finds or checks the groups, appends the constant feature
+    (``fit_intercept``), weighs the entries (``class_weight``) and forms the feature second
+    moments, in memory or, for a Dask X, over its chunks (`glocal.dask_backend`). ``cache``
+    (a `FitCache`) shares the groups and moments between fits on the same X. Returns the
+    data, the group id of every sample and the seconds spent finding the groups.
+    """
+    if _validation.is_dask_array(X):
+        return _dask_data(X, Y, groups, model, options, rng)
+    return _in_memory_data(X, Y, groups, model, options, rng,
+                           FitCache() if cache is None else cache)
+
+
+def _in_memory_data(X, Y, groups, model, options, rng, cache):
+    """`glocal_data` of arrays and scipy-sparse matrices."""
+    # A sparse Y stays sparse where the solver supports it: the closed form of V (see
+    # GLOCAL.fit).
+    keep_sparse = v_by_closed_form(LabelFit(model.loss, model.class_weight is not None),
+                                   options)
+    X = _validation.check_features(X)
+    Y_signed, J = _validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
+    cache._check_features(X)
+    if model.normalize_rows:
+        X = normalize(X)
+    n_samples = X.shape[0]
+
+    tic = time.perf_counter()
+    if groups is None:
+        _validation.check_n_groups(model.n_groups, n_samples)
+        key = ("kmeans", model.normalize_rows, model.n_groups, rng.randint(2**31 - 1))
+        groups = cache._get(key, lambda: kmeans_groups(X, *key[2:]))
+    else:
+        groups = compact_group_ids(_validation.check_groups(groups, n_samples))
+    clustering_time = time.perf_counter() - tic
+
+    if model.fit_intercept:
+        X = _append_constant(X, model.intercept_scaling)
+    weights = (balanced_class_weights(Y_signed, J) if model.class_weight == "balanced"
+               else None)
+    data = GlocalData(X, Y_signed, J, group_index(groups), model.lam, model.lam2, model.lam3,
+                      model.lam4, loss=model.loss, weights=weights, lam_v=model.lam_v)
+    key = ("grams", model.normalize_rows, model.fit_intercept, model.intercept_scaling,
+           data.has_manifold_terms, groups.tobytes())
+    grams = cache._get(key, lambda: with_feature_grams(data))
+    data = replace(data, X=grams.X, gram=grams.gram, group_grams=grams.group_grams)
+    return data, groups, clustering_time
+
+
+def _dask_data(X, Y, groups, model, options, rng):
+    """`glocal_data` of a Dask X: the paper's loss only, the samples reached through
+    `glocal.dask_backend.DaskSamples`."""
+    from . import dask_backend
+
+    if not LabelFit(model.loss, model.class_weight is not None).quadratic:
+        raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
+                         "loss='squared' and class_weight=None")
+    if not options.v_closed_form:
+        raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
+                         "v_closed_form=True")
+    n_columns = X.shape[1] + model.fit_intercept
+    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
+    if n_columns > max_features:
+        raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
+                         f"{max_features} features, got {n_columns}")
+    X, Y_signed, J = dask_backend.check_training_data(X, Y)
+    if model.normalize_rows:  # row by row, so chunk by chunk
+        X = X.map_blocks(normalize, dtype=float)
+    seed = rng.randint(2**31 - 1) if groups is None else None
+    groups, sizes, clustering_time = dask_backend.fit_groups(X, groups, model.n_groups, seed)
+    if model.fit_intercept:
+        X = X.map_blocks(_append_constant, model.intercept_scaling, dtype=float,
+                         chunks=(X.chunks[0], (n_columns,)))
+    samples = dask_backend.DaskSamples(groups, sizes)
+    data = GlocalData(X, Y_signed, J, None, model.lam, model.lam2, model.lam3, model.lam4,
+                      lam_v=model.lam_v, samples=samples)
+    return with_feature_grams(data), groups, clustering_time
 
 
 def _solver_options(optimizer, v_closed_form, extra):
@@ -437,7 +541,8 @@ def _solver_options(optimizer, v_closed_form, extra):
 def _warn_unless_converged(result, init_max_iter, max_iter, tol):
     """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
     for converged, loop, cap, name in [
-            (result.init_converged, "warm start", init_max_iter, "init_max_iter"),
+            (result.init_converged, "basic-model initialisation", init_max_iter,
+             "init_max_iter"),
             (result.converged, "main loop", max_iter, "max_iter")]:
         if not converged:
             warnings.warn(f"GLOCAL's {loop} stopped at {name}={cap} before its relative "
@@ -458,43 +563,52 @@ def _correlations_from_laplacians(Z):
 
 
 class GLObal(GLOCAL):
-    """GLOCAL with the global label correlation only: ``GLOCAL(..., lam4=0)``.
+    """GLOCAL with the global label correlation only: GLOCAL with ``lam4=0``.
 
     The paper's first degenerate version of GLOCAL (Section 4, Table "small clusters"). It
-    takes every parameter of `GLOCAL` except ``lam4``. With lam4 = 0 every Z_m faces the same
-    problem, so the learned Laplacians describe one global correlation.
+    takes every parameter of `GLOCAL` except ``lam4``, fixed at 0 (as
+    `sklearn.linear_model.Lasso` is ElasticNet with ``l1_ratio=1``). With lam4 = 0 every Z_m
+    faces the same problem, so the learned Laplacians describe one global correlation.
     """
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam4"}
 
-    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3,
-                 max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
-                 normalize_rows=False, random_state=None, verbose=0):
-        _store_params(self, locals())
-
-    def _manifold_weights(self):
-        return self.lam3, 0.0
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, max_iter=30,
+                 init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
+                 solver_options=None, fit_intercept=False, intercept_scaling=1.0,
+                 loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
+                 random_state=None, verbose=0):
+        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=lam3,
+                         lam4=0.0, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
+                         optimizer=optimizer, v_closed_form=v_closed_form,
+                         solver_options=solver_options, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, loss=loss,
+                         class_weight=class_weight, lam_v=lam_v,
+                         normalize_rows=normalize_rows, random_state=random_state,
+                         verbose=verbose)
 
 
 class loCAL(GLOCAL):
-    """GLOCAL with the local label correlations only: ``GLOCAL(..., lam3=0)``.
+    """GLOCAL with the local label correlations only: GLOCAL with ``lam3=0``.
 
     The paper's second degenerate version of GLOCAL. It takes every parameter of `GLOCAL`
-    except ``lam3``.
+    except ``lam3``, fixed at 0.
     """
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam3"}
 
-    def __init__(self, n_latent=20, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3,
-                 max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
-                 normalize_rows=False, random_state=None, verbose=0):
-        _store_params(self, locals())
-
-    def _manifold_weights(self):
-        return 0.0, self.lam4
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3, max_iter=30,
+                 init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
+                 solver_options=None, fit_intercept=False, intercept_scaling=1.0,
+                 loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
+                 random_state=None, verbose=0):
+        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=0.0,
+                         lam4=lam4, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
+                         optimizer=optimizer, v_closed_form=v_closed_form,
+                         solver_options=solver_options, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, loss=loss,
+                         class_weight=class_weight, lam_v=lam_v,
+                         normalize_rows=normalize_rows, random_state=random_state,
+                         verbose=verbose)

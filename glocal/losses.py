@@ -19,7 +19,7 @@ LOSSES = ("squared", "squared_hinge", "logistic")
 
 
 def squared(F, Y):
-    """ell(y, f) = (f - y)^2, the paper's loss (Eq. ``eqn:opt``): 2 (f - y) and 2."""
+    """ell(y, f) = (f - y)^2, the paper's loss (Eq. 4): 2 (f - y) and 2."""
     residual = F - Y
     return residual ** 2, 2.0 * residual, np.full_like(F, 2.0)
 

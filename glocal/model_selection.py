@@ -1,4 +1,10 @@
-"""`GLOCALCV`: GLOCAL's hyperparameters by k-fold cross-validation along warm-started paths."""
+"""Hyperparameters by k-fold cross-validation on observed labels.
+
+* `GLOCALCV`: GLOCAL's, along warm-started regularization paths.
+* `select_hyperparameters`: the one tuning function of the experiments, `GLOCALCV` for the
+  GLOCAL family and `sklearn.model_selection.GridSearchCV` for any other estimator, on the
+  same folds with the same scorer.
+"""
 
 import time
 from numbers import Integral, Real
@@ -6,16 +12,17 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import KFold, ParameterGrid, check_cv
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names
-from .estimator import GLOCAL
+from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision_scorer
-from .solver import SolverOptions
+
+__all__ = ["GLOCALCV", "select_hyperparameters"]
 
 # The recommended model, the default of `GLOCALCV` (not of `GLOCAL`, which keeps the
 # paper's): the squared hinge, a bias per label, no shrinkage of V (lam_v = 0) and
@@ -95,13 +102,14 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     (in grid order) starts from its solution at the previous value, and, in a grid with
     ``fit_intercept``, the setting with the bias from the one without it at the same value
     (its W gets a zero bias row; the other way round the row is dropped). A start carries
-    U, V, W and the Z_m (the same training rows, so V carries over as it is); GLOCAL's warm
-    start (the basic model) and Algorithm 1 then run as usual, the warm start for one round
-    only when the start is that same-value solution, already a solution of Algorithm 1 for
-    nearly the same model. The k-means groups of a fold and its feature second moments
-    (X^T X, per group too) are computed once and shared by all settings (GLOCAL with the
-    same ``random_state`` finds the same groups for every setting, so this changes no
-    result).
+    U, V, W and the Z_m (the same training rows, so V carries over as it is), through the
+    public ``GLOCAL.fit(..., init=model)``; GLOCAL's basic-model initialisation and
+    Algorithm 1 then run as usual, the initialisation for one round only when the start is
+    that same-value solution, already a solution of Algorithm 1 for nearly the same model.
+    The k-means groups of a fold and its feature second moments (X^T X, per group too) are
+    computed once and shared by all settings through a `glocal.FitCache` (GLOCAL
+    with the same ``random_state`` finds the same groups for every setting, so this changes
+    no result).
 
     **Looser fits along the paths, exact refit.** The fits along the paths only rank the
     settings: they stop at ``path_tol`` (1e-2, against GLOCAL's 1e-4) and their block
@@ -358,29 +366,18 @@ def _plan(candidates, path_param):
     return plan
 
 
-def _adapt(point, had_intercept, fit_intercept):
-    """A solution (U, V, W, Z) as the initial point of the model with or without the bias:
-    W's bias row (its last) is dropped, or added as zeros."""
-    U, V, W, Z = point
-    if had_intercept and not fit_intercept:
-        W = W[:-1]
-    elif fit_intercept and not had_intercept:
-        W = np.vstack([W, np.zeros((1, W.shape[1]))])
-    return U, V, W, Z
-
-
 def _path_model(base, params, path_tol, sibling):
     """The estimator of one fit along a path: ``params`` set, stopped at ``path_tol`` with
-    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one warm-start round for a
+    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one initialisation round for a
     sibling (it starts at a solution of Algorithm 1 for nearly the same model)."""
     model = clone(base).set_params(**params)
     if path_tol is None:
         return model
-    defaults, options = SolverOptions(), dict(model.solver_options or {})
-    options["block_max_iter"] = min(options.get("block_max_iter", defaults.block_max_iter),
-                                    PATH_SOLVER_OPTIONS["block_max_iter"])
-    options["block_rtol"] = max(options.get("block_rtol", defaults.block_rtol),
-                                PATH_SOLVER_OPTIONS["block_rtol"])
+    # GLOCAL's own block solves are tighter than these; a user's looser ones are kept.
+    options = dict(model.solver_options or {})
+    cap, rtol = PATH_SOLVER_OPTIONS["block_max_iter"], PATH_SOLVER_OPTIONS["block_rtol"]
+    options["block_max_iter"] = min(options.get("block_max_iter", cap), cap)
+    options["block_rtol"] = max(options.get("block_rtol", rtol), rtol)
     model.set_params(tol=path_tol, solver_options=options)
     if sibling:
         model.set_params(init_max_iter=1)
@@ -394,17 +391,16 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     n = len(candidates)
     scores, times, n_iter = np.empty(n), np.empty(n), np.empty(n)
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
-    cache = {}  # k-means groups and feature moments of this fold, shared by the settings
-    solutions = {}  # candidate -> (its solution, its fit_intercept), for the fits after it
+    cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
+    solutions = {}  # candidate -> its fitted model, for the fits that start from it
     sources = {source for _, source, _ in plan}
     for i, source, sibling in plan:
         tic = time.perf_counter()
         model = _path_model(base, candidates[i], path_tol, sibling)
-        start = None if source is None else _adapt(*solutions[source], model.fit_intercept)
-        result = model._fit(X_train, Y_train, None if groups is None else groups[train],
-                            initial_point=start, cache=cache)
+        model.fit(X_train, Y_train, None if groups is None else groups[train],
+                  init=solutions.get(source), cache=cache)
         if i in sources:
-            solutions[i] = ((result.U, result.V, result.W, result.Z), model.fit_intercept)
+            solutions[i] = model
         times[i] = time.perf_counter() - tic
         scores[i] = scorer(model, X_test, Y_test)
         n_iter[i] = model.n_iter_
@@ -413,3 +409,49 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
                   f"{scores[i]:.4f} ({times[i]:.2f} s, {model.n_init_iter_} + "
                   f"{model.n_iter_} iterations)", flush=True)
     return scores, times, n_iter
+
+
+def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, random_state=None,
+                           paths=True):
+    """The best parameters of ``param_grid`` by k-fold cross-validation, not refitted.
+
+    Shuffled `KFold` folds seeded by ``random_state``, every fold scored by
+    `glocal.metrics.observed_average_precision_scorer` (the paper's Ap on observed labels
+    only, so missing labels neither reward nor penalize a ranking). GLOCAL, GLObal and loCAL
+    are searched by `GLOCALCV`, other estimators by `sklearn.model_selection.GridSearchCV`.
+
+    Parameters
+    ----------
+    estimator : multi-label estimator
+        Unfitted; its other parameters stay as they are.
+    param_grid : dict or list of dict
+        As for ``GridSearchCV``, e.g. `glocal.protocol.GLOCAL_GRID` or
+        `glocal.protocol.BR_GRID`.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Y : array-like of shape (n_samples, n_labels)
+        {0, 1} labels, NaN for the missing ones.
+    cv : int, default=5
+        Number of folds.
+    n_jobs : int or None, default=None
+        Parallel fits (folds for `GLOCALCV`).
+    random_state : int, RandomState instance or None, default=None
+        Shuffles the rows into folds.
+    paths : bool, default=True
+        For the GLOCAL family: walk `GLOCALCV`'s warm-started lam2 paths at its
+        ``path_tol``; False fits every setting from scratch at the estimator's own ``tol``,
+        which gives ``GridSearchCV``'s scores.
+
+    Returns
+    -------
+    best_params : dict
+        The grid point of highest mean validation score (the first one on ties).
+    """
+    folds = KFold(n_splits=cv, shuffle=True, random_state=random_state)
+    if isinstance(estimator, GLOCAL):
+        search = GLOCALCV(estimator, param_grid, cv=folds, refit=False, n_jobs=n_jobs)
+        if not paths:
+            search.set_params(path_param=None, path_tol=None)
+    else:
+        search = GridSearchCV(estimator, param_grid, scoring=observed_average_precision_scorer,
+                              cv=folds, n_jobs=n_jobs, refit=False, error_score="raise")
+    return search.fit(X, Y).best_params_

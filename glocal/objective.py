@@ -1,4 +1,4 @@
-"""The GLOCAL objective (Zhu, Kwok & Zhou, TKDE 2018, Eq. ``eqn:opt``) and its derivatives.
+"""The GLOCAL objective (Zhu, Kwok & Zhou, TKDE 2018, Eq. (4)) and its derivatives.
 
 Pure numpy: no pymanopt, no scikit-learn, no I/O. Layout follows the paper for the
 unknowns -- ``U`` (l x k), ``V`` (k x n), ``W`` (d x k), ``Z`` (g x l x k) -- and
@@ -19,11 +19,14 @@ quadratic forms in small k x k matrices once ``P`` is known:
 or, seen from W, sum_m tr(P_m H_m P_m^T) with k x k matrices H_m (`feature_side_weights`),
 so no d x d or n x n matrix is ever needed. Every gradient is the exact gradient of this
 objective (the paper's printed gradients drop a factor 2, and its gradient in U swaps the two
-data terms: see ``shared/paper/NOTES.md``); each is checked against autograd in the tests.
+data terms; see the Model page of the documentation); each is checked against autograd in
+the tests.
 
 Opt-in extensions (``GlocalData.loss``, ``weights``, ``lam_v``) replace the label-fit term by
 Eq. L of `glocal.losses` and lam2 ||V||^2 by lam_v ||V||^2; they change only the U and V
-blocks (and the objective's value), and `label_curvature` gives their Hessians' weights.
+blocks (and the objective's value). The label-fit term of a fit is one `LabelFit`
+(``GlocalData.label``): its value, gradient and curvature, and whether it is the paper's
+quadratic term, which the U and V blocks and the solver ask instead of naming losses.
 
 Y is a dense array or, for a sparse label matrix, a `glocal.labels.SparseSignedLabels`
 (with J a `glocal.labels.SparseMask` when a few entries are missing): the paper's loss then
@@ -47,6 +50,71 @@ import scipy.sparse
 from . import losses
 from .labels import SparseMask, SparseSignedLabels
 from .labels import column_outer as _column_outer
+
+
+class LabelFit:
+    """The label-fit term of one fit, built once from the loss, whether the entries are
+    weighted and how Y is stored (``GlocalData.label``).
+
+    The term is the paper's ||J o (Y - U V)||^2 or, for another loss or weighted entries,
+    Eq. L of `glocal.losses` (weights c_ji from `GlocalData.entry_weights`). ``quadratic``
+    says which: the paper's term makes the U and V blocks quadratic, so that U is solved from
+    the sufficient statistics `UStatistics` and V has the paper's closed form (see
+    `glocal.solver.v_by_closed_form`). The methods read the labels from the `GlocalData`
+    they are given (the whole data, or one chunk of samples through a backend).
+
+    Parameters
+    ----------
+    loss : {"squared", "squared_hinge", "logistic"}, default="squared"
+    weighted : bool, default=False
+        Whether the entries carry weights other than J.
+    sparse_labels : bool, default=False
+        Whether Y is a `glocal.labels.SparseSignedLabels`, which only the paper's term reads.
+
+    Attributes
+    ----------
+    loss : str
+    quadratic : bool
+        The term is the paper's unweighted squared error.
+    sparse : bool
+        Y is stored sparse (``sparse_labels``).
+    """
+
+    def __init__(self, loss="squared", weighted=False, sparse_labels=False):
+        if loss not in losses.LOSSES:
+            raise ValueError(f"unknown loss {loss!r}; expected one of {losses.LOSSES}")
+        self.loss = loss
+        self.quadratic = loss == "squared" and not weighted
+        self.sparse = sparse_labels
+        if sparse_labels and not self.quadratic:
+            raise ValueError("sparse labels (SparseSignedLabels) support the paper's loss "
+                             "only: loss='squared' without weights; pass dense labels")
+
+    def value(self, U, V, data):
+        """The term at F = U V."""
+        if self.sparse:
+            return data.Y.residual_norm(U, V)
+        if self.quadratic:
+            return _squared_norm(label_residual(U, V, data))
+        return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, self.loss)[0]
+
+    def terms(self, U, V, data):
+        """The term at F = U V, half its gradient in F and half its entry-wise curvature (the
+        blocks' factor 2), from one product U V: what a U or V block reads at a point (cost,
+        gradient and Hessian products). For the paper's term: ||R||^2, R = J o (U V - Y),
+        and J (the scalar 1 when every entry is observed)."""
+        if self.quadratic:
+            R = label_residual(U, V, data)
+            return float(np.sum(R ** 2)), R, 1.0 if data.J is None else data.J
+        value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, self.loss)
+        return value, 0.5 * first, 0.5 * second
+
+    def curvature(self, U, V, data):
+        """Half the entry-wise curvature of the term at F = U V, (l x n): J (ones without
+        missing entries) for the paper's term, whatever U and V."""
+        if self.quadratic:
+            return np.ones_like(data.Y) if data.J is None else data.J
+        return self.terms(U, V, data)[2]
 
 
 @dataclass(frozen=True)
@@ -81,6 +149,9 @@ class GlocalData:
         How the samples are reached: None when X, Y and J are in memory; else a backend
         with the methods ``sum`` and ``map`` of `sample_sum` and `sample_map` and the
         attributes ``n_groups`` and ``group_sizes`` (``group_index`` is then None).
+    label : LabelFit
+        The label-fit term, made from ``loss``, ``weights`` and the type of ``Y`` (not a
+        field: set when the data is made, and again by `dataclasses.replace`).
     """
 
     X: object
@@ -99,9 +170,9 @@ class GlocalData:
     samples: object = None
 
     def __post_init__(self):
-        if isinstance(self.Y, SparseSignedLabels) and not self.is_paper_loss:
-            raise ValueError("sparse labels (SparseSignedLabels) support the paper's loss "
-                             "only: loss='squared' without weights; pass dense labels")
+        # Built once per data (a frozen dataclass: set past __setattr__).
+        object.__setattr__(self, "label", LabelFit(self.loss, self.weights is not None,
+                                                   isinstance(self.Y, SparseSignedLabels)))
 
     @property
     def n_samples(self):
@@ -134,8 +205,9 @@ class GlocalData:
 
     @property
     def is_paper_loss(self):
-        """The paper's unweighted squared error: U and V blocks are quadratic."""
-        return self.loss == "squared" and self.weights is None
+        """The paper's unweighted squared error: U and V blocks are quadratic
+        (``label.quadratic``)."""
+        return self.label.quadratic
 
     @property
     def entry_weights(self):
@@ -275,33 +347,6 @@ def _squared_norm(A):
     return float(A @ A)
 
 
-def label_loss(U, V, data):
-    """The label-fit term: ||J o (Y - U V)||^2, or Eq. L of `glocal.losses` for another loss."""
-    if isinstance(data.Y, SparseSignedLabels):
-        return data.Y.residual_norm(U, V)
-    if data.is_paper_loss:
-        return _squared_norm(label_residual(U, V, data))
-    return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, data.loss)[0]
-
-
-def label_fit(U, V, data):
-    """Eq. L of `glocal.losses` at F = U V, half its gradient in F and half its entry-wise
-    curvature (the blocks' factor 2), from one product U V: what the U and V blocks under a
-    loss other than the paper's read at a point (cost, gradient and Hessian products)."""
-    value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, data.loss)
-    return value, 0.5 * first, 0.5 * second
-
-
-def label_curvature(U, V, data):
-    """Half the entry-wise curvature of the label-fit term at F = U V, (l x n).
-
-    J (ones without missing entries) for the paper's loss, whatever U and V.
-    """
-    if data.is_paper_loss:
-        return np.ones_like(data.Y) if data.J is None else data.J
-    return label_fit(U, V, data)[2]
-
-
 def group_grams(P, data):
     """P_m^T P_m for every group, shape (g, k, k)."""
     return sample_sum(lambda part, P: np.stack([P[idx].T @ P[idx] for idx in part.group_index]),
@@ -311,7 +356,7 @@ def group_grams(P, data):
 def label_side_weights(P, data, grams=None):
     """B_m = lam3 (n_m/n) P^T P + lam4 P_m^T P_m, shape (g, k, k).
 
-    With these, the manifold terms of Eq. ``eqn:opt`` are sum_m tr(Z_m^T U B_m U^T Z_m).
+    With these, the manifold terms of Eq. (4) are sum_m tr(Z_m^T U B_m U^T Z_m).
     ``grams`` are the P_m^T P_m (`group_grams`) when the caller has them (P is then not
     read).
     """
@@ -347,13 +392,13 @@ def per_group_product(P, H, data):
 
 
 def manifold_term(U, Z, B):
-    """sum_m tr(Z_m^T U B_m U^T Z_m): both label-manifold regularizers of Eq. ``eqn:opt``."""
+    """sum_m tr(Z_m^T U B_m U^T Z_m): both label-manifold regularizers of Eq. (4)."""
     T = _transposed(Z) @ U
     return float(np.sum((T @ B) * T))
 
 
 def objective(U, V, W, Z, data, P=None):
-    """The full GLOCAL objective, Eq. ``eqn:opt`` with R = ||U||^2 + ||V||^2 + ||W||^2.
+    """The full GLOCAL objective, Eq. (4) with R = ||U||^2 + ||V||^2 + ||W||^2.
 
     ``P = X @ W`` may be passed when the caller has it already.
     """
@@ -366,12 +411,12 @@ def objective(U, V, W, Z, data, P=None):
 
 
 def basic_objective(U, V, W, data, P=None):
-    """The basic model, Eq. ``eqn:init``: the objective without the manifold terms."""
+    """The basic model, Eq. (1): the objective without the manifold terms."""
     if P is None:
         P = feature_product(W, data)
 
     def sample_terms(part, V, P):
-        return label_loss(U, V, part), _squared_norm(V - P.T), _squared_norm(V)
+        return part.label.value(U, V, part), _squared_norm(V - P.T), _squared_norm(V)
     fit, coupling, V_sq_norm = sample_sum(sample_terms, data, V, P, reads="Y")
     return float(fit + data.lam * coupling + frobenius_terms(U, V_sq_norm, W, data))
 
@@ -387,7 +432,8 @@ def frobenius_terms(U, V_sq_norm, W, data):
 # that is V^T = X F + Y^T G with F = lam W A^-1 and G = U A^-1. What the U and W blocks and the
 # basic objective need of V then follows from C = X^T X, X^T Y^T and Y Y^T:
 #   X^T V^T = C F + X^T Y^T G,   Y V^T = (X^T Y^T)^T F + Y Y^T G,   V V^T = F^T X^T V^T + G^T Y V^T,
-# so a warm-start round costs O(d^2 k + (d + l) l k) instead of passes over the n samples.
+# so a basic-model initialisation round costs O(d^2 k + (d + l) l k) instead of passes over
+# the n samples.
 
 @dataclass(frozen=True)
 class LabelMoments:
@@ -459,7 +505,7 @@ def materialize_v(V, data):
                       sample_axis=1, width=V.F.shape[1])
 
 
-# --- Block U (Eq. ``uu``): V, W, Z fixed; B from `label_side_weights` -------------------
+# --- Block U (Eq. 7): V, W, Z fixed; B from `label_side_weights` -------------------
 #
 # With V fixed the label term is a quadratic in U through small sufficient statistics:
 #   ||J o (Y - U V)||^2 = sum_j u_j^T G_j u_j - 2 u_j^T t_j + ||J o Y||^2,
@@ -485,11 +531,32 @@ class UStatistics:
     target: np.ndarray
     constant: float
 
+    @property
+    def shape(self):
+        """The shape of U, (l, k)."""
+        return self.target.shape
+
     def apply_gram(self, U):
         """Row j of the result is G_j u_j."""
-        if self.gram.ndim == 2:
-            return U @ self.gram
-        return np.matmul(self.gram, U[:, :, None])[:, :, 0]
+        return self.apply_rows(self.gram, U)
+
+    @staticmethod
+    def apply_rows(blocks, A):
+        """Row j of the result is block j (or the one shared block) applied to row j of A."""
+        if blocks.ndim == 2:
+            return A @ blocks
+        return np.matmul(blocks, A[:, :, None])[:, :, 0]
+
+    # The paper's quadratic term as a `u_label_term` (U is not needed for its Hessian).
+    def cost_grad(self, U):
+        GU = self.apply_gram(U)
+        return np.sum(U * GU) - 2.0 * np.sum(U * self.target) + self.constant, GU - self.target
+
+    def hessp(self, U, D):
+        return self.apply_gram(D)
+
+    def row_grams(self, U):
+        return self.gram
 
 
 def u_statistics(V, data, chunk=4096):
@@ -514,26 +581,67 @@ def u_statistics(V, data, chunk=4096):
     return UStatistics(gram if data.J is None else gram.reshape(-1, k, k), target, constant)
 
 
-def u_cost_grad(U, stats, Z, B, data):
-    """Terms of Eq. ``uu`` and their gradient in U (corrected erratum, factor 2 kept).
+def u_label_term(V, data):
+    """The label-fit term of the U block at a fixed V: `u_statistics` for the paper's
+    quadratic term, else a `ULossTerm`. Both give the term's value and half its gradient
+    (``cost_grad``), half its Hessian applied to a direction (``hessp``) and its halved
+    per-row Hessian blocks (``row_grams``) at a point U."""
+    return u_statistics(V, data) if data.label.quadratic else ULossTerm(V, data)
 
-    ``stats`` is `u_statistics` of the fixed V (the paper's loss; see `u_loss_cost_grad`
-    for the others).
+
+class ULossTerm:
+    """The label-fit term of the U block at a fixed V under a loss other than the paper's
+    (see `u_label_term`). Cost, gradient and Hessian products at one point share one U V
+    and loss evaluation (`LabelFit.terms`), kept for the last point seen."""
+
+    def __init__(self, V, data):
+        self.V, self.data = V, data
+        self.shape = (data.Y.shape[0], V.shape[0])
+        self._point = self._terms = None
+
+    def _at(self, U):
+        if U is not self._point:
+            self._point, self._terms = U, self.data.label.terms(U, self.V, self.data)
+        return self._terms
+
+    def cost_grad(self, U):
+        value, R, _ = self._at(U)
+        return value, R @ self.V.T
+
+    def hessp(self, U, D):
+        """For the squared hinge, the generalized Hessian (see `glocal.losses`)."""
+        return (self._at(U)[2] * (D @ self.V)) @ self.V.T
+
+    @staticmethod
+    def apply_rows(blocks, A):
+        """Row j of the result is blocks[j] applied to row j of A (blocks (l, k, k))."""
+        return np.einsum("lab,lb->la", blocks, A)
+
+    def row_grams(self, U):
+        """sum_i s_ji v_i v_i^T for every label j, s the curvature at U, shape (l, k, k).
+
+        Summed over the entries of nonzero curvature only, label by label: under the
+        squared hinge most entries are inactive (measured at 70% observed: 14% active on
+        bibtex, 38% on Arts), and no n x k^2 matrix of outer products is formed.
+        """
+        k = self.V.shape[0]
+        curvature = self._at(U)[2]
+        blocks = np.empty((curvature.shape[0], k, k))
+        for j, s in enumerate(curvature):
+            active = np.flatnonzero(s)
+            Va = self.V[:, active]
+            blocks[j] = (Va * s[active]) @ Va.T
+        return blocks
+
+
+def u_cost_grad(U, term, Z, B, data):
+    """Terms of Eq. (7) and their gradient in U (corrected erratum, factor 2 kept).
+
+    ``term`` is `u_label_term` of the fixed V (or `u_statistics` of it, the paper's loss).
     """
-    GU = stats.apply_gram(U)
-    cost = (np.sum(U * GU) - 2.0 * np.sum(U * stats.target) + stats.constant
-            + data.lam2 * np.sum(U ** 2))
-    grad = GU - stats.target + data.lam2 * U
-    return _with_u_manifold_terms(cost, grad, U, Z, B)
-
-
-def u_loss_cost_grad(U, V, Z, B, data, fit=None):
-    """Terms of Eq. ``uu`` with the label fit of Eq. L of `glocal.losses`, and their gradient
-    in U: the U block of a loss other than the paper's unweighted squared error. ``fit`` is
-    `label_fit` at (U, V) when the caller has it."""
-    cost, R, _ = label_fit(U, V, data) if fit is None else fit
-    cost += data.lam2 * np.sum(U ** 2)
-    grad = R @ V.T + data.lam2 * U
+    cost, grad = term.cost_grad(U)
+    cost = cost + data.lam2 * np.sum(U ** 2)
+    grad = grad + data.lam2 * U
     return _with_u_manifold_terms(cost, grad, U, Z, B)
 
 
@@ -547,69 +655,33 @@ def _with_u_manifold_terms(cost, grad, U, Z, B):
     return float(cost), 2.0 * grad
 
 
-def u_hessp(D, stats, Z, B, data):
-    """Hessian of Eq. ``uu`` applied to a direction D (the paper's loss)."""
-    return _with_u_manifold_hessp(stats.apply_gram(D) + data.lam2 * D, D, Z, B)
-
-
-def u_loss_hessp(D, V, Z, B, data, U, curvature=None):
-    """Hessian of `u_loss_cost_grad` at U applied to a direction D (for the squared hinge,
-    the generalized Hessian; see `glocal.losses`). ``curvature`` is `label_curvature` at
-    (U, V) when the caller has it: it depends on U only, not on D."""
-    if curvature is None:
-        curvature = label_curvature(U, V, data)
-    out = (curvature * (D @ V)) @ V.T + data.lam2 * D
-    return _with_u_manifold_hessp(out, D, Z, B)
-
-
-def _with_u_manifold_hessp(out, D, Z, B):
-    """Add the manifold terms' (halved) Hessian applied to D to ``out``; the factor 2."""
+def u_hessp(D, term, Z, B, data, U=None):
+    """Hessian of Eq. (7) at U applied to a direction D (U is not read for the paper's
+    quadratic term)."""
+    out = term.hessp(U, D) + data.lam2 * D
     if B is not None:
         out += (Z @ ((_transposed(Z) @ D) @ B)).sum(axis=0)
     return 2.0 * out
 
 
-def u_row_hessians(stats, data):
-    """Per-row Hessian blocks (halved) of Eq. ``uu`` without its manifold terms.
+def u_row_hessians(term, data, U=None):
+    """Per-row Hessian blocks (halved) of Eq. (7) at U without its manifold terms.
 
-    Row j of U only meets the columns of V where label j is observed: G_j + lam2 I, shape
-    (k, k) when all rows share it (every label observed), else (l, k, k). Their inverse is an
-    exact preconditioner for the basic model and a good one with the manifold terms.
+    Row j of U only meets the columns of V where label j is observed: G_j + lam2 I (with
+    G_j = sum_i s_ji v_i v_i^T, s the label term's curvature), shape (k, k) when all rows
+    share it (the paper's term with every label observed), else (l, k, k). Their inverse is
+    an exact preconditioner for the basic model and a good one otherwise.
     """
-    return stats.gram + data.lam2 * np.eye(stats.gram.shape[-1])
+    grams = term.row_grams(U)
+    return grams + data.lam2 * np.eye(grams.shape[-1])
 
 
-def u_loss_row_hessians(V, data, U, curvature=None):
-    """Per-row Hessian blocks (halved) of `u_loss_cost_grad` at U without its manifold terms,
-    shape (l, k, k): sum_i s_ji v_i v_i^T + lam2 I with s the curvature of Eq. L
-    (`label_curvature` at (U, V), or ``curvature`` when the caller has it); the
-    preconditioner of that block.
+# --- Block V (Eq. 6): U, W fixed; the manifold terms do not involve V -------------
 
-    Summed over the entries of nonzero curvature only, label by label: under the squared
-    hinge most entries are inactive (measured at 70% observed: 14% active on bibtex, 38% on
-    Arts), and no n x k^2 matrix of outer products is formed.
-    """
-    k = V.shape[0]
-    if curvature is None:
-        curvature = label_curvature(U, V, data)
-    blocks = np.empty((curvature.shape[0], k, k))
-    for j, s in enumerate(curvature):
-        active = np.flatnonzero(s)
-        Va = V[:, active]
-        blocks[j] = (Va * s[active]) @ Va.T
-    return blocks + data.lam2 * np.eye(k)
-
-
-# --- Block V (Eq. ``uv``): U, W fixed; the manifold terms do not involve V -------------
-
-def v_cost_grad(V, U, P, data, fit=None):
-    """Terms of Eq. ``uv`` and their gradient in V (squared error or Eq. L of `glocal.losses`;
-    ``fit`` is `label_fit` at (U, V) when the caller has it)."""
-    if data.is_paper_loss:
-        R = label_residual(U, V, data)
-        cost = np.sum(R ** 2)
-    else:
-        cost, R, _ = label_fit(U, V, data) if fit is None else fit
+def v_cost_grad(V, U, P, data, terms=None):
+    """Terms of Eq. (6) and their gradient in V (``terms`` is `LabelFit.terms` at (U, V)
+    when the caller has it)."""
+    cost, R, _ = data.label.terms(U, V, data) if terms is None else terms
     E = V - P.T
     cost += data.lam * np.sum(E ** 2) + data.v_weight * np.sum(V ** 2)
     grad = U.T @ R + data.lam * E + data.v_weight * V
@@ -617,29 +689,27 @@ def v_cost_grad(V, U, P, data, fit=None):
 
 
 def v_hessp(D, U, data, V=None, curvature=None):
-    """Hessian of Eq. ``uv`` applied to a direction D, at V (unused for the paper's loss);
-    ``curvature`` is `label_curvature` at (U, V) when the caller has it."""
-    ridge = data.lam + data.v_weight
-    if data.is_paper_loss:
-        return 2.0 * (U.T @ masked(data, U @ D) + ridge * D)
+    """Hessian of Eq. (6) applied to a direction D, at V (not read for the paper's
+    quadratic term); ``curvature`` is `LabelFit.curvature` at (U, V) when the caller has
+    it."""
     if curvature is None:
-        curvature = label_curvature(U, V, data)
-    return 2.0 * (U.T @ (curvature * (U @ D)) + ridge * D)
+        curvature = data.label.curvature(U, V, data)
+    return 2.0 * (U.T @ (curvature * (U @ D)) + (data.lam + data.v_weight) * D)
 
 
 def v_column_hessians(U, V, data, curvature=None):
-    """Per-column Hessian blocks (halved) of Eq. ``uv`` at V, shape (n, k, k).
+    """Per-column Hessian blocks (halved) of Eq. (6) at V, shape (n, k, k).
 
     Column i of V only meets the rows of U of its observed labels:
     U^T Diag(s_i) U + (lam + lam_v) I, with s_i the curvature of the label-fit term
-    (`label_curvature`: J's column for the paper's loss; ``curvature`` when the caller has
-    it) and lam_v = `GlocalData.v_weight`.
+    (`LabelFit.curvature`: J's column for the paper's loss; ``curvature`` when the caller
+    has it) and lam_v = `GlocalData.v_weight`.
     The term separates by column, so their inverse is the exact inverse Hessian of a
     quadratic V block and a preconditioner otherwise.
     """
     k = U.shape[1]
     if curvature is None:
-        curvature = label_curvature(U, V, data)
+        curvature = data.label.curvature(U, V, data)
     blocks = (curvature.T @ _column_outer(U)).reshape(-1, k, k)
     return blocks + (data.lam + data.v_weight) * np.eye(k)
 
@@ -652,7 +722,7 @@ def v_mean_column_hessian(U, curvature, data):
 
 
 def v_decrease(V, V_new, U, data):
-    """Eq. ``uv``'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
+    """Eq. (6)'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
 
     The block is a quadratic with halved Hessian D -> U^T (J o (U D)) + (lam + lam_v) D, so
     the drop is that form at D = V - V_new: one product with U instead of two costs.
@@ -670,7 +740,7 @@ def v_decrease(V, V_new, U, data):
 
 
 def v_closed_form(U, P, data, chunk=4096):
-    """The paper's column-wise closed form for Eq. ``uv``, batched over columns.
+    """The paper's column-wise closed form for Eq. (6), batched over columns.
 
     v_i = (U^T Diag(j_i) U + (lam + lam2) I)^{-1} (lam W^T x_i + U^T Diag(j_i) y_i).
     With every label observed all columns share one k x k system. (lam2 here is
@@ -704,7 +774,7 @@ def v_closed_form(U, P, data, chunk=4096):
     return sample_map(columns, data, P, sample_axis=1, width=k, reads="Y")
 
 
-# --- Block W (Eq. ``uw``): U, V, Z fixed ----------------------------------------------
+# --- Block W (Eq. 8): U, V, Z fixed ----------------------------------------------
 #
 # In W the whole block is a quadratic form in the group second moments C_m = X_m^T X_m:
 #   lam ||V - W^T X||^2 + sum_m tr(W^T C_m W H_m)
@@ -738,7 +808,7 @@ def w_statistics(V, data):
 
 
 def w_cost_grad(W, XtV, V_sq_norm, Ht, data):
-    """Terms of Eq. ``uw`` and their gradient in W.
+    """Terms of Eq. (8) and their gradient in W.
 
     ``XtV`` is X^T V^T and ``V_sq_norm`` is ||V||^2, both fixed within the block.
     """
@@ -753,14 +823,14 @@ def w_cost_grad(W, XtV, V_sq_norm, Ht, data):
 
 
 def w_hessp(D, Ht, data):
-    """Hessian of Eq. ``uw`` applied to a direction D."""
+    """Hessian of Eq. (8) applied to a direction D."""
     out = moment_product(D, Ht, data)
     out += data.lam2 * D
     out *= 2.0
     return out
 
 
-# --- Block Z (Eq. ``uz``): one independent problem per group, solved jointly --------------
+# --- Block Z (Eq. 5): one independent problem per group, solved jointly --------------
 
 def z_cost_grad(Z, U, B):
     """sum_m tr(Z_m^T U B_m U^T Z_m) and its Euclidean gradient in Z (g x l x k)."""

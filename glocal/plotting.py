@@ -160,7 +160,8 @@ def plot_correlations(model, label_names=None, *, path=None, overwrite=False):
 
 
 def plot_convergence(source, *, logy=False, path=None, overwrite=False):
-    """The objective after the warm start and every outer iteration (the paper's Figure 4).
+    """The objective after the basic-model initialisation and every outer iteration (the
+    paper's Figure 4).
 
     Parameters
     ----------
@@ -199,8 +200,8 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
     if logy:
         ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("outer iteration (0: after the warm start)")
-    ax.set_ylabel("objective (Eq. 6)")
+    ax.set_xlabel("outer iteration (0: after the basic-model initialisation)")
+    ax.set_ylabel("objective (Eq. 4)")
     ax.set_title("Convergence of GLOCAL")
     ax.grid(alpha=0.3)
     if len(source) > 1:

@@ -93,45 +93,32 @@ def _problem(manifold, cost_grad, hessp, preconditioner=None, euclidean=True,
     return problem
 
 
-def u_problem(V, Z, B, data, U=None, stats=None):
-    """Eq. ``uu``: U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
+def u_problem(V, Z, B, data, U=None, term=None):
+    """Eq. (7): U with V, W, Z fixed (B from `objective.label_side_weights`, or None).
 
-    ``stats``, the paper's loss only: `objective.UStatistics` of V when the caller has them
-    (V is then not read).
-
-    The paper's loss: costs and derivatives from the block's sufficient statistics
-    (`u_statistics`), preconditioned by the exact inverse Hessian of the basic model (one
-    k x k block per row, or one for all rows when every label is observed). Another loss:
-    preconditioned by the inverse Hessian blocks of its quadratic model at ``U``, the
-    starting point (which only that case needs).
+    ``term`` is `objective.u_label_term` of V when the caller has it (V is then not read):
+    for the paper's loss the block's sufficient statistics (`objective.u_statistics`),
+    for another one the loss at F = U V. Preconditioned by the inverse of the block's
+    per-row Hessians without the manifold terms at ``U``, the start (`u_row_hessians`):
+    for the paper's loss the exact inverse Hessian of the basic model (one k x k block per
+    row, or one for all rows when every label is observed), for another one that of its
+    quadratic model at the start.
     """
-    if not data.is_paper_loss:
-        l, k = data.Y.shape[0], V.shape[0]
-        # Cost, gradient and Hessian products at a point share one U V and loss evaluation;
-        # the preconditioner reads it at the start, the optimizer's first point.
-        fit = _LastPoint(lambda point: obj.label_fit(point, V, data))
-        inverse_blocks = np.linalg.inv(obj.u_loss_row_hessians(V, data, U, fit(U)[2])) / 2.0
-        return _problem(RealEuclidean(l, k),
-                        lambda point: obj.u_loss_cost_grad(point, V, Z, B, data, fit(point)),
-                        lambda point, D: obj.u_loss_hessp(D, V, Z, B, data, point,
-                                                          fit(point)[2]),
-                        lambda point, vector: np.einsum("lab,lb->la", inverse_blocks, vector),
-                        hessp_at_point=True)
-    if stats is None:
-        stats = obj.u_statistics(V, data)
-    inverse = obj.UStatistics(np.linalg.inv(obj.u_row_hessians(stats, data)) / 2.0,
-                              None, 0.0)
+    if term is None:
+        term = obj.u_label_term(V, data)
+    inverse = np.linalg.inv(obj.u_row_hessians(term, data, U)) / 2.0
 
     def preconditioner(point, vector):
-        return inverse.apply_gram(vector)
+        return term.apply_rows(inverse, vector)
 
-    return _problem(RealEuclidean(*stats.target.shape),
-                    lambda U: obj.u_cost_grad(U, stats, Z, B, data),
-                    lambda D: obj.u_hessp(D, stats, Z, B, data), preconditioner)
+    return _problem(RealEuclidean(*term.shape),
+                    lambda point: obj.u_cost_grad(point, term, Z, B, data),
+                    lambda point, D: obj.u_hessp(D, term, Z, B, data, point), preconditioner,
+                    hessp_at_point=True)
 
 
 def v_problem(U, P, data, V=None, max_block_entries=2**24):
-    """Eq. ``uv``: V with U, W fixed (the alternative to `objective.v_closed_form`, and the
+    """Eq. (6): V with U, W fixed (the alternative to `objective.v_closed_form`, and the
     only way under a loss other than the paper's).
 
     Preconditioned, under the paper's loss, by the inverse of the per-column Hessian blocks
@@ -139,20 +126,20 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
     of k x k would exceed ``max_block_entries`` numbers, of their diagonal. Under another
     loss the blocks change with the active entries as V moves; the inverse of their mean
     (`objective.v_mean_column_hessian`) at ``V``, the start, is applied instead. Measured on
-    the squared hinge (README, "Not yet fast"): far fewer trust-region iterations in a fit's
-    early visits, where the time goes (delicious: 12 instead of 100, capped); late in a fit
-    the diagonal can need fewer Hessian products (bibtex).
+    the squared hinge (the Performance study in the documentation): far fewer trust-region
+    iterations in a fit's early visits, where the time goes (delicious: 12 instead of 100,
+    capped); late in a fit the diagonal can need fewer Hessian products (bibtex).
     """
     k, n = U.shape[1], data.n_samples
     if V is None:
         V = np.zeros((k, n))
-    # Another loss: as in `u_problem`, one U V and loss evaluation per point, the start's
-    # shared with the preconditioner.
-    fit = None if data.is_paper_loss else _LastPoint(lambda point: obj.label_fit(U, point, data))
-    if fit is not None:
+    # Cost, gradient and Hessian products at a point share one U V and loss evaluation; the
+    # preconditioner reads the start's.
+    terms = _LastPoint(lambda point: data.label.terms(U, point, data))
+    if not data.label.quadratic:
         # One k x k inverse: a product with it is 4x faster than two triangular solves
         # (k = 100, n = 9663) and the matrix is well conditioned (lam + lam_v > 0).
-        inverse = np.linalg.inv(2.0 * obj.v_mean_column_hessian(U, fit(V)[2], data))
+        inverse = np.linalg.inv(2.0 * obj.v_mean_column_hessian(U, terms(V)[2], data))
 
         def preconditioner(point, vector):
             return inverse @ vector
@@ -162,23 +149,20 @@ def v_problem(U, P, data, V=None, max_block_entries=2**24):
         def preconditioner(point, vector):
             return np.einsum("iab,bi->ai", inverse_blocks, vector)
     else:
-        diagonal = 2.0 * ((U ** 2).T @ obj.label_curvature(U, V, data) + data.lam
+        diagonal = 2.0 * ((U ** 2).T @ data.label.curvature(U, V, data) + data.lam
                           + data.v_weight)
 
         def preconditioner(point, vector):
             return vector / diagonal
 
-    if fit is None:  # the paper's loss is quadratic: the Hessian does not depend on the point
-        return _problem(RealEuclidean(k, n), lambda point: obj.v_cost_grad(point, U, P, data),
-                        lambda D: obj.v_hessp(D, U, data), preconditioner)
     return _problem(RealEuclidean(k, n),
-                    lambda point: obj.v_cost_grad(point, U, P, data, fit(point)),
-                    lambda point, D: obj.v_hessp(D, U, data, point, fit(point)[2]),
+                    lambda point: obj.v_cost_grad(point, U, P, data, terms(point)),
+                    lambda point, D: obj.v_hessp(D, U, data, point, terms(point)[2]),
                     preconditioner, hessp_at_point=True)
 
 
 def w_problem(V, H, data, w_preconditioner, statistics=None):
-    """Eq. ``uw``: W with U, V, Z fixed (H from `objective.feature_side_weights`, or None).
+    """Eq. (8): W with U, V, Z fixed (H from `objective.feature_side_weights`, or None).
 
     ``w_preconditioner`` is the fit's `WPreconditioner`; ``statistics`` is
     `objective.w_statistics` of V when the caller has them (V is then not read).
@@ -191,7 +175,7 @@ def w_problem(V, H, data, w_preconditioner, statistics=None):
 
 
 def z_problem(U, B, shape):
-    """Eq. ``uz`` for all groups at once, on unit-norm rows."""
+    """Eq. (5) for all groups at once, on unit-norm rows."""
     return _problem(UnitRows(*shape), lambda Z: obj.z_cost_grad(Z, U, B),
                     lambda D: obj.z_hessp(D, U, B), euclidean=False)
 
@@ -199,7 +183,7 @@ def z_problem(U, B, shape):
 class WPreconditioner:
     """Approximate inverse Hessians of the W block, built once per fit.
 
-    The Hessian of Eq. ``uw`` is 2 (sum_m C_m D Ht_m + lam2 D) with C_m = X_m^T X_m and
+    The Hessian of Eq. (8) is 2 (sum_m C_m D Ht_m + lam2 D) with C_m = X_m^T X_m and
     Ht_m = lam I + H_m. Replacing every C_m D Ht_m by (n_m / n) C D Hbar, with
     Hbar = sum_m (n_m / n) Ht_m, is exact when the groups' H_m agree and leaves an operator
     C (x) Hbar + lam2 I that two eigendecompositions invert. Without the manifold terms

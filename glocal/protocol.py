@@ -5,34 +5,32 @@
 * `drop_unlabeled_rows`: the paper scores only test rows with a positive label.
 * `evaluate_masked` (from `glocal.metrics`): the measures of `glocal.metrics.evaluate`
   restricted, row by row, to chosen entries (the missing ones, for recovery).
-* `select_hyperparameters`: 5-fold cross-validation on the training set, missing labels
-  allowed, with the documented grids of every method of the comparison (`GLOCAL_GRID`,
-  `BR_GRID`, `LEML_GRID`, `MLLRC_GRID`, `MLLOC_GRID`, `MAXIDE_GRID`, `MBR_GRID`,
-  `MMLLOC_GRID`, and the ablation's `GLOBAL_ABLATION_GRID`, `LOCAL_ABLATION_GRID`,
-  `GLOCAL_ABLATION_GRID`).
+* The grids of every method of the comparison, searched by
+  `glocal.model_selection.select_hyperparameters` (`GLOCAL_GRID`, `BR_GRID`, `LEML_GRID`,
+  `MLLRC_GRID`, `MLLOC_GRID`, `MAXIDE_GRID`, `MBR_GRID`, `MMLLOC_GRID`, and the ablation's
+  `GLOBAL_ABLATION_GRID`, `LOCAL_ABLATION_GRID`, `GLOCAL_ABLATION_GRID`).
 * `paired_ttest`: the significance marks of the paper's tables.
 """
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import stats
-from sklearn.model_selection import GridSearchCV, KFold, ShuffleSplit
+from sklearn.model_selection import ShuffleSplit
 from sklearn.utils import check_random_state
 
-from .metrics import evaluate_masked, observed_average_precision_scorer
+from .metrics import evaluate_masked
 
 __all__ = [
     "sample_observed",
     "random_splits",
     "drop_unlabeled_rows",
     "evaluate_masked",
-    "select_hyperparameters",
     "paired_ttest",
 ]
 
-# Grids of `select_hyperparameters` for the methods of the comparison, kept small (3-6
-# points) so that a reproduction stays affordable. Every other parameter keeps its estimator's
-# documented default.
+# Grids of `glocal.model_selection.select_hyperparameters` for the methods of the comparison,
+# kept small (3-6 points) so that a reproduction stays affordable. Every other parameter keeps
+# its estimator's documented default.
 #
 # GLOCAL (and its ablations GLObal, loCAL, tuned on the same grid outside the small-cluster
 # ablation): lam = 1 (fixed by the paper) and lam3 = lam4 stay at the estimator's defaults.
@@ -150,42 +148,6 @@ def drop_unlabeled_rows(X, Y):
     Y = Y if sp.issparse(Y) else np.asarray(Y)
     keep = np.asarray(Y.sum(axis=1)).ravel() > 0
     return X[keep], Y[keep]
-
-
-def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None,
-                           random_state=None):
-    """Pick hyperparameters by k-fold cross-validation on the training set.
-
-    A `sklearn.model_selection.GridSearchCV` over ``param_grid`` with shuffled `KFold`
-    folds, scored by `glocal.metrics.observed_average_precision_scorer` (the paper's Ap, on
-    observed labels only, so missing labels neither reward nor penalize a ranking). The best parameters are not
-    refitted here.
-
-    Parameters
-    ----------
-    estimator : multi-label estimator
-        Unfitted; its other parameters stay as they are.
-    param_grid : dict or list of dict
-        As for ``GridSearchCV``, e.g. `GLOCAL_GRID` or `BR_GRID`.
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    Y : array-like of shape (n_samples, n_labels)
-        {0, 1} labels, NaN for the missing ones.
-    cv : int, default=5
-        Number of folds.
-    n_jobs : int or None, default=None
-        Parallel fits, as for ``GridSearchCV``.
-    random_state : int, RandomState instance or None, default=None
-        Shuffles the rows into folds.
-
-    Returns
-    -------
-    best_params : dict
-        The grid point of highest mean validation score.
-    """
-    folds = KFold(n_splits=cv, shuffle=True, random_state=random_state)
-    search = GridSearchCV(estimator, param_grid, scoring=observed_average_precision_scorer,
-                          cv=folds, n_jobs=n_jobs, refit=False, error_score="raise")
-    return search.fit(X, Y).best_params_
 
 
 def paired_ttest(a, b, greater_is_better=True, alpha=0.05):

@@ -1,9 +1,25 @@
-"""The GLOCAL solver: warm start by the basic model (Eq. ``eqn:init``), then Algorithm 1.
+"""The GLOCAL solver: basic-model initialisation (Eq. (1)), then Algorithm 1 on Eq. (4).
 
 `glocal_fit` is Algorithm 1 read line by line; it takes and returns plain arrays and knows
 nothing of scikit-learn. Every block update is a pymanopt problem from `glocal.problems`
 (V may use the paper's closed form instead) and never increases the objective: a block whose
-optimizer ends above its starting cost keeps its starting point.
+optimizer ends above its starting cost keeps its starting point. Equation numbers are the
+paper's (Zhu, Kwok & Zhou, TKDE 2018).
+
+Block map (block -> `glocal.objective` functions -> `glocal.problems` problem -> driver):
+
+    Z  Eq. (5)  z_cost_grad, z_hessp; B from label_side_weights
+                -> z_problem (unit-norm rows, `glocal.manifolds`)   -> Algorithm 1, lines 3-5
+    V  Eq. (6)  v_closed_form (the paper's), or v_cost_grad, v_hessp, v_column_hessians
+                -> v_problem                 -> line 6 (`v_block`; `v_by_closed_form` decides)
+    U  Eq. (7)  u_cost_grad, u_hessp, u_row_hessians of a u_label_term
+                -> u_problem                                         -> line 7
+    W  Eq. (8)  w_cost_grad, w_hessp; H from feature_side_weights
+                -> w_problem, preconditioned by WPreconditioner      -> line 8
+
+The basic-model initialisation (`_initialise_by_basic_model`) runs the U, V and W blocks
+without the manifold terms (Eq. (1)), from `_initial_point`; `objective` and
+`basic_objective` give Eq. (4) and Eq. (1) for the histories.
 """
 
 import time
@@ -15,7 +31,6 @@ import scipy.sparse.linalg
 
 from . import objective as obj
 from . import problems
-from .labels import SparseSignedLabels
 from .manifolds import normalize_rows
 
 
@@ -37,7 +52,7 @@ class SolverOptions:
     block_max_iter : int
         Iteration cap of each block optimizer per visit.
     init : {"ridge", "random"}
-        Starting point of the warm start (see `_initial_point`).
+        Starting point of the basic-model initialisation (see `_initial_point`).
     max_inner : int
         Cap on the inner (truncated CG) steps of one trust-region iteration.
     block_rtol : float
@@ -47,7 +62,8 @@ class SolverOptions:
         Up to this many features the W block is preconditioned by a Cholesky factor of
         lam X^T X + lam2 I (d x d); above it, by that matrix's diagonal.
     init_acceleration : int
-        Memory of the Anderson mixing that accelerates the warm start (see `_warm_start`);
+        Memory of the Anderson mixing that accelerates the basic-model initialisation
+        (see `_initialise_by_basic_model`);
         0 runs the plain U -> V -> W rounds.
     use_moments : bool
         With every label observed (the paper's loss, closed-form V, the feature second
@@ -71,8 +87,8 @@ class SolverOptions:
 class GlocalResult:
     """What `glocal_fit` returns: the point, the objective history, counts and timings.
 
-    ``init_converged`` and ``converged`` say whether the warm start and the main loop met
-    ``tol`` before their iteration caps.
+    ``init_converged`` and ``converged`` say whether the basic-model initialisation and the
+    main loop met ``tol`` before their iteration caps.
     """
 
     U: np.ndarray
@@ -154,24 +170,19 @@ def _solve_and_free(block, problem, start, options):
         vars(problem).clear()
 
 
-def _update_v(U, V, P, data, options, track=True):
-    """The V block (Eq. ``uv``): the new V and the decrease of the objective.
-
-    The closed form's decrease costs one product with U: skipped (0.0 returned) with
-    ``track=False``, where nobody reads it.
-    """
-    if not (options.v_closed_form and data.is_paper_loss):  # no closed form for other losses
-        return _solve_and_free("V", problems.v_problem(U, P, data, V), V, options)
-    new = obj.v_closed_form(U, P, data)
-    return new, (obj.v_decrease(V, new, U, data) if track else 0.0)
+def v_by_closed_form(label, options):
+    """Whether the V block is solved by the paper's closed form (Eq. (6) column by column):
+    asked for (``options.v_closed_form``) and possible, the label fit ``label`` (an
+    `objective.LabelFit`) being the paper's quadratic term. Else V is a pymanopt problem."""
+    return options.v_closed_form and label.quadratic
 
 
 def _initial_point(data, n_latent, n_groups, rng, w_preconditioner, init, XtY=None):
-    """Starting point of the warm start; Z_m always random with unit-norm rows.
+    """Starting point of the basic-model initialisation; Z_m always random with unit-norm rows.
 
     ``"random"``, as in the authors' code: U, V uniform in [0, 1), W zero.
     ``"ridge"``: the best rank-k factorization of a ridge regression of the observed labels,
-    balanced between U and V; the warm start then needs only a few rounds. ``XtY`` is
+    balanced between U and V; the initialisation then needs only a few rounds. ``XtY`` is
     X^T Y^T when the caller has it.
     """
     l, n = data.Y.shape
@@ -255,14 +266,21 @@ class _SampleBlocks:
         return self._P
 
     def v_block(self, U, W, V, track=False):
-        """The V block's solution at (U, W), from V, and its decrease (0.0 untracked)."""
-        return _update_v(U, V, self._product(W), self.data, self.options, track)
+        """The V block (Eq. (6)) at (U, W), from V: the new V and the decrease of the
+        objective. The closed form's decrease costs one product with U: skipped (0.0) with
+        ``track=False``, where nobody reads it."""
+        P = self._product(W)
+        if not v_by_closed_form(self.data.label, self.options):
+            problem = problems.v_problem(U, P, self.data, V)
+            return _solve_and_free("V", problem, V, self.options)
+        new = obj.v_closed_form(U, P, self.data)
+        return new, (obj.v_decrease(V, new, U, self.data) if track else 0.0)
 
     def label_side_weights(self, W):
         return obj.label_side_weights(self._product(W), self.data)
 
     def objective(self, U, V, W, Z=None):
-        """Eq. ``eqn:opt``, or the basic model's Eq. ``eqn:init`` without Z."""
+        """Eq. (4), or the basic model's Eq. (1) without Z."""
         if Z is None:
             return obj.basic_objective(U, V, W, self.data, P=self._product(W))
         return obj.objective(U, V, W, Z, self.data, P=self._product(W))
@@ -321,7 +339,7 @@ class _MomentBlocks(_SampleBlocks):
         if not isinstance(V, obj.ImplicitV):
             return super().u_problem(V, U, Z, B)
         stats = obj.UStatistics(V.VVt, V.YVt, self.moments.squared_norm)
-        return problems.u_problem(None, Z, B, self.data, U, stats=stats)
+        return problems.u_problem(None, Z, B, self.data, U, term=stats)
 
     def w_problem(self, V, H=None):
         if not isinstance(V, obj.ImplicitV):
@@ -336,16 +354,16 @@ class _MomentBlocks(_SampleBlocks):
 def _blocks(data, options, w_preconditioner):
     """`_MomentBlocks` where they hold and save work (n >= 2 (d + l)), else `_SampleBlocks`."""
     (l, n), d = data.Y.shape, data.X.shape[1]
-    if (options.use_moments and data.J is None and data.is_paper_loss
-            and options.v_closed_form and data.gram is not None
+    if (options.use_moments and data.J is None and v_by_closed_form(data.label, options)
+            and data.gram is not None
             and (data.group_grams is not None or not data.has_manifold_terms)
-            and not isinstance(data.Y, SparseSignedLabels) and n >= 2 * (d + l)):
+            and not data.label.sparse and n >= 2 * (d + l)):
         return _MomentBlocks(data, options, w_preconditioner, obj.label_moments(data))
     return _SampleBlocks(data, options, w_preconditioner)
 
 
-def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
-    """Minimize the basic model, Eq. ``eqn:init``, from (U, V, W) by block descent.
+def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback):
+    """Minimize the basic model, Eq. (1), from (U, V, W) by block descent.
 
     Plain rounds (``options.init_acceleration == 0``) update U, V and W in turn. Otherwise
     the basic model is read as two blocks, V and (U, W) (given V, U and W are independent),
@@ -381,7 +399,7 @@ def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
         if callback is not None:
             callback("init", n_rounds, history[-1])
         # A mixed round can gain little right after a large extrapolated one, so the mixed
-        # warm start stops only after two rounds in a row below tol (the first round is
+        # initialisation stops only after two rounds in a row below tol (the first round is
         # never extrapolated: from a converged start, one small round suffices).
         if _converged(history, tol) and (mixing is None or len(history) < 3
                                          or _converged(history[:-1], tol)):
@@ -391,7 +409,7 @@ def _warm_start(U, V, W, blocks, options, max_iter, tol, callback):
 
 
 def _mixed_step(mixing, point, image, V, value, blocks):
-    """One accelerated warm-start round from ``point`` = (U, W) and ``image`` = G(point).
+    """One accelerated initialisation round from ``point`` = (U, W) and ``image`` = G(point).
 
     Returns the next (U, V, W) and its basic objective: Anderson's point if it is below
     ``value``, else ``image`` (plain block descent, never above ``value``).
@@ -465,7 +483,7 @@ class _Anderson:
 
 def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
                options=None, random_state=None, callback=None, initial_point=None):
-    """Fit GLOCAL: warm start by Eq. ``eqn:init``, then Algorithm 1 on Eq. ``eqn:opt``.
+    """Fit GLOCAL: basic-model initialisation by Eq. (1), then Algorithm 1 on Eq. (4).
 
     Parameters
     ----------
@@ -476,7 +494,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     max_iter : int
         Maximum number of outer iterations of Algorithm 1.
     init_max_iter : int
-        Maximum number of rounds of the warm start.
+        Maximum number of rounds of the basic-model initialisation.
     tol : float
         Both loops stop when one round lowers their objective by less than ``tol`` times
         its value.
@@ -488,20 +506,20 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
     initial_point : tuple (U, V, W, Z) of ndarray, optional
         Start from this point instead of `_initial_point` (e.g. a solution at nearby
         weights: a regularization path). V may be None: it is then W^T X; the rows of Z are
-        normalized. The warm start still runs ``init_max_iter`` rounds from it (pass 0 to
-        go straight to Algorithm 1).
+        normalized. The basic-model initialisation still runs ``init_max_iter`` rounds from
+        it (pass 0 to go straight to Algorithm 1).
 
     Returns
     -------
     GlocalResult
-        ``objective_history`` holds Eq. ``eqn:opt`` after the warm start (with the initial
-        Z) and after every outer iteration; it never increases. ``init_history`` holds
-        Eq. ``eqn:init`` at the initial point and after every warm-start round, and
-        ``block_history`` Eq. ``eqn:opt`` after each block (Z, V, U, W) of every outer
+        ``objective_history`` holds Eq. (4) after the basic-model initialisation (with the
+        initial Z) and after every outer iteration; it never increases. ``init_history`` holds
+        Eq. (1) at the initial point and after every initialisation round, and
+        ``block_history`` Eq. (4) after each block (Z, V, U, W) of every outer
         iteration, from the blocks' own cost decreases.
     """
     options = options or SolverOptions()
-    if isinstance(data.Y, SparseSignedLabels) and not options.v_closed_form:
+    if data.label.sparse and not v_by_closed_form(data.label, options):
         raise ValueError("sparse labels (SparseSignedLabels) need the closed form of V: "
                          "use v_closed_form=True or pass dense labels")
     rng = np.random.default_rng(random_state)
@@ -518,7 +536,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
                                     w_preconditioner, options.init, XtY)
     else:
         U, V, W, Z = _check_initial_point(initial_point, data, n_latent)
-    U, V, W, basic, n_init_iter, init_converged = _warm_start(
+    U, V, W, basic, n_init_iter, init_converged = _initialise_by_basic_model(
         U, V, W, blocks, options, init_max_iter, tol, callback)
     times["init"] = time.perf_counter() - tic
 

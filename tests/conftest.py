@@ -1,6 +1,6 @@
 """Small shared fixtures for the GLOCAL tests: random problems and the paper's objective.
 
-`paper_objective` is written from the paper's formula (Eq. ``eqn:opt``) in the paper's layout
+`paper_objective` is written from the paper's formula (Eq. 4) in the paper's layout
 (X is d x n, Y is l x n), with autograd.numpy so that the tests can differentiate it. It does
 not use any function of ``glocal.objective``.
 """
@@ -15,7 +15,7 @@ from glocal.objective import GlocalData
 
 
 def _paper_objective(U, V, W, Z, X, Y, J, groups, lam, lam2, lam3, lam4):
-    """Eq. ``eqn:opt`` read from the paper.
+    """Eq. (4) read from the paper.
 
     ||J o (Y - U V)||^2 + lam ||V - W^T X_p||^2 + lam2 (||U||^2 + ||V||^2 + ||W||^2)
       + sum_m [ lam3 (n_m/n) tr(F_0^T Z_m Z_m^T F_0) + lam4 tr(F_m^T Z_m Z_m^T F_m) ]
@@ -97,3 +97,26 @@ def _multilabel_data(seed=0, n=60, d=8, l=5):
 def multilabel_data():
     """Factory of small dense multi-label data sets: ``multilabel_data(seed, n, d, l)``."""
     return _multilabel_data
+
+
+# --- the slow tests ------------------------------------------------------------------------
+# Deselected by `pytest -m "not slow"`. The examples and the documentation mark themselves;
+# here every test whose code starts a new Python process (the command line as a user runs
+# it, a second interpreter) is marked by what it does, so that a new one is slow without
+# being told.
+NEW_PROCESS = ("subprocess", "_glocal(", "multiprocessing", "Popen")
+
+
+def pytest_collection_modifyitems(config, items):
+    import inspect
+
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:
+            continue
+        try:
+            source = inspect.getsource(function)
+        except (OSError, TypeError):
+            continue
+        if any(word in source for word in NEW_PROCESS):
+            item.add_marker(pytest.mark.slow)

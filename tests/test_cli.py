@@ -429,7 +429,7 @@ def test_ctrl_c_during_fit_is_one_line(tmp_path):
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for line in process.stdout:  # wait until the fit is under way
-            if "init iteration 1:" in line:
+            if "initialisation round 1:" in line:
                 break
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=60)

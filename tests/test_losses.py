@@ -1,7 +1,7 @@
 """Losses other than the paper's squared error (glocal.losses) and per-label class weights.
 
 The references are written here with autograd.numpy from the formulas (Eq. L of
-`glocal.losses` plus the rest of Eq. ``eqn:opt`` from conftest's `paper_objective` with an
+`glocal.losses` plus the rest of Eq. (4) from conftest's `paper_objective` with an
 empty mask), sharing no code with glocal.objective or glocal.losses.
 """
 
@@ -56,7 +56,7 @@ def test_all_observed_labels_use_a_scalar_weight_with_the_same_terms(make_proble
     data = replace(data, loss=loss)
     ones = replace(data, J=np.ones_like(data.Y))
     assert data.entry_weights == 1.0
-    for a, b in zip(obj.label_fit(U, V, data), obj.label_fit(U, V, ones)):
+    for a, b in zip(data.label.terms(U, V, data), ones.label.terms(U, V, ones)):
         close(a, b)
     fits = [glocal_fit(d, 3, max_iter=2, init_max_iter=2, random_state=0) for d in (data, ones)]
     close(fits[0].objective_history, fits[1].objective_history)
@@ -119,13 +119,14 @@ def test_objective_matches_reference(case):
 def test_u_block_gradient_and_hessp(case):
     data, (U, V, W, Z), full, _, rng = case
     B = obj.label_side_weights(data.X @ W, data)
-    cost, gradient = obj.u_loss_cost_grad(U, V, Z, B, data)
+    term = obj.u_label_term(V, data)
+    cost, gradient = obj.u_cost_grad(U, term, Z, B, data)
     close(gradient, grad(full, 0)(U, V, W, Z))
     D = rng.standard_normal(U.shape)
-    close(obj.u_loss_hessp(D, V, Z, B, data, U), hvp(full, 0, (U, V, W, Z), D))
+    close(obj.u_hessp(D, term, Z, B, data, U), hvp(full, 0, (U, V, W, Z), D))
     # The block cost is the objective up to terms without U.
     U2 = rng.standard_normal(U.shape)
-    close(cost - obj.u_loss_cost_grad(U2, V, Z, B, data)[0],
+    close(cost - obj.u_cost_grad(U2, term, Z, B, data)[0],
           full(U, V, W, Z) - full(U2, V, W, Z))
 
 
@@ -146,11 +147,12 @@ def test_block_hessians_are_the_hessp_blocks(case):
     D = rng.standard_normal(V.shape)
     blocks = obj.v_column_hessians(U, V, data)
     close(2.0 * np.einsum("iab,bi->ai", blocks, D), obj.v_hessp(D, U, data, V=V))
-    close(obj.v_mean_column_hessian(U, obj.label_curvature(U, V, data), data),
+    close(obj.v_mean_column_hessian(U, data.label.curvature(U, V, data), data),
           blocks.mean(axis=0))
     E = rng.standard_normal(U.shape)
-    row_blocks = obj.u_loss_row_hessians(V, data, U)
-    close(2.0 * np.einsum("lab,lb->la", row_blocks, E), obj.u_loss_hessp(E, V, Z, None, data, U))
+    term = obj.u_label_term(V, data)
+    row_blocks = obj.u_row_hessians(term, data, U)
+    close(2.0 * np.einsum("lab,lb->la", row_blocks, E), obj.u_hessp(E, term, Z, None, data, U))
 
 
 def test_lam_v_equal_to_lam2_is_the_paper_model(make_problem):
@@ -164,10 +166,10 @@ def test_unit_weights_reproduce_the_paper_objective(make_problem):
     """loss="squared" with weights J is the paper's model through the general code path."""
     data, (U, V, W, Z), _ = make_problem(seed=3)
     general = replace(data, weights=data.J)
-    assert not general.is_paper_loss
+    assert not general.label.quadratic and data.label.quadratic
     B = obj.label_side_weights(data.X @ W, data)
     close(obj.objective(U, V, W, Z, general), obj.objective(U, V, W, Z, data))
-    for a, b in zip(obj.u_loss_cost_grad(U, V, Z, B, general),
+    for a, b in zip(obj.u_cost_grad(U, obj.u_label_term(V, general), Z, B, general),
                     obj.u_cost_grad(U, obj.u_statistics(V, data), Z, B, data)):
         close(a, b)
     for a, b in zip(obj.v_cost_grad(V, U, data.X @ W, general),

@@ -1,11 +1,12 @@
-"""glocal.manifolds.UnitRows: the geometry of the Z block (unit-norm rows of a g x l x k array)."""
+"""glocal.manifolds: unit-norm rows (the geometry of the Z block, a g x l x k array) and the
+Euclidean blocks."""
 
 import numpy as np
 import pytest
 
 from glocal import objective as obj
 from glocal.groups import group_index
-from glocal.manifolds import UnitRows, normalize_rows
+from glocal.manifolds import RealEuclidean, UnitRows, normalize_rows
 
 SHAPE = (3, 6, 4)  # g, l, k
 
@@ -148,3 +149,10 @@ def test_riemannian_hessian_matches_derivative_of_riemannian_gradient(manifold, 
     expected = manifold.euclidean_to_riemannian_hessian(x, egrad(x), ehessp(v), v)
     np.testing.assert_allclose(expected, derivative, rtol=1e-6, atol=1e-6 * np.abs(expected).max())
     np.testing.assert_allclose(np.sum(expected * x, axis=-1), 0.0, atol=1e-12)
+
+
+def test_inner_products_match_pymanopts():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3, 4, 5))
+    assert np.isclose(RealEuclidean(3, 4, 5).inner_product(None, a, b), np.sum(a * b))
+    assert np.isclose(UnitRows(3, 4, 5).inner_product(None, a, b), np.sum(a * b))

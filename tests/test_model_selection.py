@@ -14,7 +14,9 @@ from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
 from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
-                                    PATH_SOLVER_OPTIONS, _adapt, _path_model, _plan)
+                                    PATH_SOLVER_OPTIONS, _path_model, _plan,
+                                    select_hyperparameters)
+from glocal.protocol import CORRELATION_WEIGHTS, GLOCAL_ABLATION_GRID, sample_observed
 
 
 def _data(seed=0, n=90, d=10, l=8, rank=4, hidden=0.4):
@@ -90,13 +92,13 @@ class _Recording(GLOCAL):
 
     calls = []
 
-    def _fit(self, X, Y, groups=None, initial_point=None, cache=None):
-        result = super()._fit(X, Y, groups, initial_point, cache)
-        start = None if initial_point is None else initial_point[2]  # W
+    def fit(self, X, Y, groups=None, *, init=None, cache=None):
+        super().fit(X, Y, groups, init=init, cache=cache)
         self.calls.append(dict(fit_intercept=self.fit_intercept, lam2=self.lam2, tol=self.tol,
                                init_max_iter=self.init_max_iter,
-                               solver_options=self.solver_options, start=start, W=result.W))
-        return result
+                               solver_options=self.solver_options, start=init, model=self,
+                               cache=cache))
+        return self
 
 
 def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
@@ -115,15 +117,16 @@ def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
         assert fits[0]["start"] is None
         for step in (0, 2, 4):
             no_bias, bias = fits[step], fits[step + 1]
-            np.testing.assert_array_equal(bias["start"], np.vstack([no_bias["W"], np.zeros(3)]))
+            assert bias["start"] is no_bias["model"]
             if step:
-                np.testing.assert_array_equal(no_bias["start"], fits[step - 2]["W"])
+                assert no_bias["start"] is fits[step - 2]["model"]
+        assert all(c["cache"] is fits[0]["cache"] for c in fits)  # one FitCache per fold
         assert [c["init_max_iter"] for c in fits] == [30, 1] * 3  # siblings: one round
     for call in calls[:-1]:  # path_tol and capped block optimizers along the paths
         assert call["tol"] == 1e-2
         assert call["solver_options"] == PATH_SOLVER_OPTIONS
     refit = calls[-1]  # cold, at the model's own tol and options
-    assert refit["tol"] == 1e-4 and refit["start"] is None
+    assert refit["tol"] == 1e-4 and refit["start"] is None and refit["cache"] is None
     assert refit["init_max_iter"] == 30 and refit["solver_options"] is None
     assert model.cv_results_["params"] == list(ParameterGrid(grid))
 
@@ -136,14 +139,6 @@ def test_plan_of_paths():
     assert _plan(grid, None) == [(i, None, False) for i in range(4)]
     biased = [{"fit_intercept": True, "lam2": 1.0}, {"fit_intercept": False, "lam2": 1.0}]
     assert _plan(biased, "lam2") == [(0, None, False), (1, 0, True)]  # grid order at a value
-
-
-def test_bias_row_is_added_or_dropped():
-    U, V, W, Z = np.ones((2, 1)), np.ones((1, 3)), np.arange(4.0).reshape(2, 2), np.ones(1)
-    assert _adapt((U, V, W, Z), False, False)[2] is W
-    with_bias = _adapt((U, V, W, Z), False, True)[2]
-    np.testing.assert_array_equal(with_bias, [[0, 1], [2, 3], [0, 0]])
-    np.testing.assert_array_equal(_adapt((U, V, with_bias, Z), True, False)[2], W)
 
 
 def test_path_options_keep_a_tighter_user_cap():
@@ -306,14 +301,14 @@ def test_a_nan_score_ranks_last(data):
 
 
 def test_solver_starts_from_a_given_point(make_problem):
-    """The warm-start hook of `glocal_fit`: from its own solution Algorithm 1 starts where
+    """The starting-point hook of `glocal_fit`: from its own solution Algorithm 1 starts where
     the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""
     from glocal.solver import SolverOptions, glocal_fit
 
     data, _, _ = make_problem(seed=3)
     first = glocal_fit(data, 3, random_state=0)
     point = (first.U, first.V, first.W, first.Z)
-    # Plain warm start: the accelerated one re-solves V before its first round.
+    # Plain basic-model initialisation: the accelerated one re-solves V before its first round.
     plain = SolverOptions(init_acceleration=0)
     again = glocal_fit(data, 3, init_max_iter=0, random_state=1, initial_point=point,
                        options=plain)
@@ -325,3 +320,43 @@ def test_solver_starts_from_a_given_point(make_problem):
     assert from_w.objective_history[-1] <= from_w.objective_history[0]
     with pytest.raises(ValueError, match=r"initial_point: U has shape \(6, 2\)"):
         glocal_fit(data, 3, initial_point=(first.U[:, :2], first.V, first.W, first.Z))
+
+
+# --- select_hyperparameters: the one tuning function of the experiments ----------------
+
+def test_select_hyperparameters_prefers_the_informative_setting(multilabel_data):
+    X, Y = multilabel_data(n=100)
+    # C = 1e-6 shrinks every SVM to (almost) a constant score: a useless ranking.
+    best = select_hyperparameters(BR(), {"C": [1e-6, 1.0]}, X, Y, random_state=0)
+    assert best == {"C": 1.0}
+
+
+def test_select_hyperparameters_with_missing_labels_returns_a_grid_point(multilabel_data):
+    X, Y = multilabel_data(n=80)
+    Y = sample_observed(Y, 0.5, random_state=0)
+    grid = {"lam2": [1.0, 10.0], "n_latent": [2, 3]}
+    model = GLOCAL(n_groups=2, max_iter=3, init_max_iter=3, random_state=0)
+    best = select_hyperparameters(model, grid, X, Y, cv=3, random_state=0)
+    assert set(best) == set(grid)
+    assert all(best[key] in grid[key] for key in grid)
+    assert best == select_hyperparameters(model, grid, X, Y, cv=3, random_state=0)
+
+
+def test_glocal_ablation_grid_ties_the_correlation_weights(multilabel_data):
+    # GridSearchCV takes the list of one-point dicts: the chosen lam3 and lam4 are equal.
+    X, Y = multilabel_data(n=80)
+    model = GLOCAL(n_groups=2, max_iter=3, init_max_iter=3, random_state=0)
+    best = select_hyperparameters(model, GLOCAL_ABLATION_GRID, X, Y, cv=3, random_state=0)
+    assert set(best) == {"lam3", "lam4"}
+    assert best["lam3"] == best["lam4"] and best["lam3"] in CORRELATION_WEIGHTS
+
+
+def test_select_hyperparameters_without_paths_is_gridsearchcv(multilabel_data):
+    X, Y = multilabel_data(n=80)
+    Y = sample_observed(Y, 0.5, random_state=0)
+    grid = {"lam2": [0.3, 30.0], "n_latent": [2, 3]}
+    model = GLOCAL(n_groups=2, max_iter=3, init_max_iter=3, random_state=0)
+    search = GridSearchCV(model, grid, scoring=observed_average_precision_scorer,
+                          cv=KFold(3, shuffle=True, random_state=0)).fit(X, Y)
+    assert select_hyperparameters(model, grid, X, Y, cv=3, random_state=0,
+                                  paths=False) == search.best_params_

@@ -1,4 +1,4 @@
-"""glocal.objective against autograd derivatives of the paper's objective (Eq. ``eqn:opt``).
+"""glocal.objective against autograd derivatives of the paper's objective (Eq. 4).
 
 The reference (`paper_objective` in conftest) is written from the paper's formula in the
 paper's layout and shares no code with glocal.objective. Every case runs with missing and

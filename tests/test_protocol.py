@@ -1,19 +1,14 @@
-"""The paper's protocol: sampler, splits, model selection, t-tests."""
+"""The paper's protocol: sampler, splits, t-tests."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from glocal import GLOCAL
-from glocal.baselines import BR
 from glocal.protocol import (
-    CORRELATION_WEIGHTS,
-    GLOCAL_ABLATION_GRID,
     drop_unlabeled_rows,
     paired_ttest,
     random_splits,
     sample_observed,
-    select_hyperparameters,
 )
 
 
@@ -51,33 +46,6 @@ def test_drop_unlabeled_rows(sparse):
     X_kept = X_kept.toarray() if sparse else X_kept
     np.testing.assert_array_equal(X_kept, X[[0, 2]])
     np.testing.assert_array_equal(Y_kept, Y[[0, 2]])
-
-
-def test_select_hyperparameters_prefers_the_informative_setting(multilabel_data):
-    X, Y = multilabel_data(n=100)
-    # C = 1e-6 shrinks every SVM to (almost) a constant score: a useless ranking.
-    best = select_hyperparameters(BR(), {"C": [1e-6, 1.0]}, X, Y, random_state=0)
-    assert best == {"C": 1.0}
-
-
-def test_select_hyperparameters_with_missing_labels_returns_a_grid_point(multilabel_data):
-    X, Y = multilabel_data(n=80)
-    Y = sample_observed(Y, 0.5, random_state=0)
-    grid = {"lam2": [1.0, 10.0], "n_latent": [2, 3]}
-    model = GLOCAL(n_groups=2, max_iter=3, init_max_iter=3, random_state=0)
-    best = select_hyperparameters(model, grid, X, Y, cv=3, random_state=0)
-    assert set(best) == set(grid)
-    assert all(best[key] in grid[key] for key in grid)
-    assert best == select_hyperparameters(model, grid, X, Y, cv=3, random_state=0)
-
-
-def test_glocal_ablation_grid_ties_the_correlation_weights(multilabel_data):
-    # GridSearchCV takes the list of one-point dicts: the chosen lam3 and lam4 are equal.
-    X, Y = multilabel_data(n=80)
-    model = GLOCAL(n_groups=2, max_iter=3, init_max_iter=3, random_state=0)
-    best = select_hyperparameters(model, GLOCAL_ABLATION_GRID, X, Y, cv=3, random_state=0)
-    assert set(best) == {"lam3", "lam4"}
-    assert best["lam3"] == best["lam4"] and best["lam3"] in CORRELATION_WEIGHTS
 
 
 def test_paired_ttest_marks():

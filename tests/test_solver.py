@@ -99,7 +99,7 @@ def test_deterministic_for_a_given_random_state(data):
     assert not np.array_equal(a.U, c.U)  # the seed does matter
 
 
-def test_max_iter_zero_returns_the_warm_start(data):
+def test_max_iter_zero_returns_the_basic_model_initialisation(data):
     result = glocal_fit(data, N_LATENT, max_iter=0, init_max_iter=4, random_state=0)
     assert result.n_iter == 0 and len(result.objective_history) == 1
     assert result.objective_history[0] == pytest.approx(
@@ -367,7 +367,8 @@ def test_estimator_warns_when_a_loop_hits_its_cap(multilabel_data):
     from glocal import GLOCAL
 
     X, Y = multilabel_data(0, n=60, d=8, l=5)
-    with pytest.warns(ConvergenceWarning, match="warm start stopped at init_max_iter=1"):
+    with pytest.warns(ConvergenceWarning,
+                      match="basic-model initialisation stopped at init_max_iter=1"):
         GLOCAL(n_latent=3, n_groups=2, init_max_iter=1, tol=0.0, random_state=0).fit(X, Y)
     with pytest.warns(ConvergenceWarning, match="main loop stopped at max_iter=1"):
         GLOCAL(n_latent=3, n_groups=2, max_iter=1, tol=0.0, random_state=0).fit(X, Y)
@@ -377,7 +378,7 @@ def test_estimator_warns_when_a_loop_hits_its_cap(multilabel_data):
                random_state=0).fit(X, Y)
 
 
-# --- the accelerated warm start -----------------------------------------------------------
+# --- the accelerated basic-model initialisation ------------------------------------------
 
 def test_anderson_solves_a_linear_fixed_point_in_few_steps():
     """On an affine contraction in R^m, Anderson with memory m is exact after m + 1 steps."""
@@ -395,9 +396,17 @@ def test_anderson_solves_a_linear_fixed_point_in_few_steps():
     np.testing.assert_allclose(x, fixed, rtol=1e-8)
 
 
+def test_anderson_at_a_fixed_point_does_not_extrapolate():
+    """Once the residual stops changing, there is nothing to mix (no singular solve)."""
+    mixing = solver._Anderson(3)
+    x = np.ones(4)
+    for _ in range(4):
+        assert mixing.step(x, x) is None
+
+
 @pytest.mark.parametrize("missing", [True, False], ids=["missing", "full"])
-def test_accelerated_warm_start_reaches_the_plain_one(multilabel_data, missing):
-    """Both warm starts converge to the same basic-model value; the mixed one in fewer
+def test_accelerated_initialisation_reaches_the_plain_one(multilabel_data, missing):
+    """Both initialisations converge to the same basic-model value; the mixed one in fewer
     rounds, and each of its rounds lowers the basic objective."""
     data = _data(multilabel_data, missing=missing, seed=2)
     runs = {}
@@ -408,7 +417,7 @@ def test_accelerated_warm_start_reaches_the_plain_one(multilabel_data, missing):
                                                         block_rtol=1e-10))
     plain, mixed = runs[0].init_history, runs[5].init_history
     assert mixed[-1] == pytest.approx(plain[-1], rel=1e-7)
-    assert mixed[-1] < plain[0] - 1e-3 * abs(plain[0])  # the warm start did move
+    assert mixed[-1] < plain[0] - 1e-3 * abs(plain[0])  # the initialisation did move
     assert np.all(np.diff(mixed) <= 0.0)
     assert runs[5].n_init_iter < runs[0].n_init_iter
 
@@ -479,8 +488,8 @@ def test_moment_blocks_take_the_sample_iterations(multilabel_data, acceleration)
         obj.objective(moment.U, moment.V, moment.W, moment.Z, data), rel=1e-10)
 
 
-def test_moment_blocks_from_a_given_point_without_warm_start(multilabel_data):
-    """A path step (initial point given, no warm-start round): V enters as an array."""
+def test_moment_blocks_from_a_given_point_without_initialisation(multilabel_data):
+    """A path step (initial point given, no initialisation round): V enters as an array."""
     data = _data(multilabel_data, missing=False, seed=4)
     start = glocal_fit(data, N_LATENT, max_iter=2, random_state=0)
     point = (start.U, start.V + 0.1, start.W, start.Z)

@@ -96,7 +96,7 @@ def test_objective_pieces_match_dense_labels(make_problem, grams, sparse_x, miss
     dense, sparse, (U, V, W, Z), _ = _problem_pair(make_problem, missing=missing,
                                                    sparse=sparse_x, grams=grams)
     P = obj.feature_product(W, dense)
-    _close(obj.label_loss(U, V, sparse), obj.label_loss(U, V, dense))
+    _close(sparse.label.value(U, V, sparse), dense.label.value(U, V, dense))
     _close(obj.basic_objective(U, V, W, sparse), obj.basic_objective(U, V, W, dense))
     _close(obj.objective(U, V, W, Z, sparse), obj.objective(U, V, W, Z, dense))
     _close(obj.feature_label_product(sparse), obj.feature_label_product(dense))

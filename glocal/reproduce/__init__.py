@@ -30,7 +30,7 @@ as MAXIDE is a linear model of X), ``decision_function(X_train)`` for the others
 MLLOC learn each label on the rows where it is observed; MBR and MMLLOC fill in the missing
 labels with MAXIDE first (with full labels they are BR and MLLOC). GLOCAL, GLObal and loCAL
 are tuned by `glocal.GLOCALCV` (warm-started paths), the others by
-`glocal.protocol.select_hyperparameters`, on the same folds with the same scorer.
+`glocal.model_selection.select_hyperparameters`, on the same folds with the same scorer.
 
 **Small clusters** (the paper's table of GLObal, loCAL and GLOCAL on the clusters holding
 under 5% of the samples). With ``small_clusters=True``, every repetition clusters all the

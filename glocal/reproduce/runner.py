@@ -9,18 +9,16 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
 from ..datasets import load_dataset, make_glocal_data
 from ..datasets._base import known_names
-from ..estimator import GLOCAL
 from ..groups import kmeans_groups
 from .._io import atomic_output
-from ..model_selection import GLOCALCV
+from ..model_selection import select_hyperparameters
 from .._validation import LabelWarning, named_label_warnings
 from ..metrics import evaluate
-from ..protocol import evaluate_masked, random_splits, sample_observed, select_hyperparameters
+from ..protocol import evaluate_masked, random_splits, sample_observed
 from .methods import (
     METHODS,
     PAPER_DATASETS,
@@ -78,7 +76,8 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
         (and the smaller defaults above).
     tune : bool, default=True
         Select each method's hyperparameters in its `Method.param_grid` by 5-fold
-        cross-validation on every training set (`glocal.protocol.select_hyperparameters`);
+        cross-validation on every training set
+        (`glocal.model_selection.select_hyperparameters`);
         when False the estimators keep their defaults.
     drop_unlabeled : bool, default=True
         Drop the test rows without a positive label before scoring, as the paper does.
@@ -326,17 +325,11 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
 
 
 def _tune(estimator, grid, X, Y, n_jobs, seed):
-    """The best parameters of ``grid`` by 5-fold cross-validation on the observed labels.
-
-    The GLOCAL family is tuned by `GLOCALCV` (warm-started lam2 paths, shared k-means and
-    moments per fold), the other methods by `glocal.protocol.select_hyperparameters`; both
-    use the same shuffled folds and the same scorer.
-    """
-    if not isinstance(estimator, GLOCAL):
-        return select_hyperparameters(estimator, grid, X, Y, n_jobs=n_jobs, random_state=seed)
-    search = GLOCALCV(estimator, param_grid=grid, refit=False, n_jobs=n_jobs,
-                      cv=KFold(n_splits=5, shuffle=True, random_state=seed))
-    return search.fit(X, Y).best_params_
+    """The best parameters of ``grid`` by 5-fold cross-validation on the observed labels
+    (`glocal.model_selection.select_hyperparameters`: `GLOCALCV`'s warm-started lam2 paths,
+    with k-means and moments shared per fold, for the GLOCAL family; the same shuffled folds
+    and scorer for every method)."""
+    return select_hyperparameters(estimator, grid, X, Y, n_jobs=n_jobs, random_state=seed)
 
 
 def _grid_keys(grid):

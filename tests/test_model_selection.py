@@ -204,7 +204,7 @@ def test_defaults_are_the_recommended_model_and_glocal_stays_the_papers(data):
     search = GLOCALCV(cv=2, random_state=0).fit(X, Y)
     best = search.best_estimator_
     assert (best.loss, best.fit_intercept, best.lam_v) == ("squared_hinge", True, 0.0)
-    assert best.init_max_iter == 100
+    assert best.init_max_iter == 300
     assert best.n_latent == min(Y.shape[1], MAX_DEFAULT_LATENT) == Y.shape[1]
     assert set(search.best_params_) == set(DEFAULT_PARAM_GRID)
     assert len(search.cv_results_["params"]) == len(ParameterGrid(DEFAULT_PARAM_GRID))

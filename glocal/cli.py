@@ -19,7 +19,7 @@ _PAPER_TABLES = Path(os.environ.get("GLOCAL_PAPER_TABLES", "paper_tables.json"))
 def _demo(args):
     from sklearn.model_selection import train_test_split
 
-    from . import GLOCAL
+    from . import GLOCAL, GLOCALCV
     from .baselines import BR
     from .datasets import make_glocal_data
     from .metrics import evaluate
@@ -28,30 +28,30 @@ def _demo(args):
     data = make_glocal_data(random_state=args.seed)
     X_train, X_test, Y_train, Y_test = train_test_split(
         data.X, data.Y, test_size=0.4, random_state=args.seed)
-    Y_observed = (sample_observed(Y_train, args.observed, random_state=args.seed)
-                  if args.observed < 1 else Y_train)
     keep = Y_test.sum(axis=1) > 0  # the paper scores only test rows with a positive label
     n, d = data.X.shape
     print(f"Synthetic data (glocal.datasets.make_glocal_data, seed {args.seed}): {n} samples, "
-          f"{d} features, {data.Y.shape[1]} labels; 60/40 split, "
-          f"{args.observed:.0%} of training labels observed.\n")
-
-    rows = []
-    models = [("GLOCAL", GLOCAL(random_state=args.seed), Y_observed),
-              ("BR (LinearSVC)", BR(random_state=args.seed), Y_observed)]
-    for name, model, labels in models:
-        tic = time.perf_counter()
-        model.fit(X_train, labels)
-        seconds = time.perf_counter() - tic
-        scores = evaluate(Y_test[keep], model.decision_function(X_test[keep]))
-        rows.append((name, scores, seconds))
-
-    header = f"{'method':<16}{'Rkl (lower)':>13}{'Auc':>9}{'Cvg (lower)':>13}{'Ap':>9}{'fit (s)':>10}"
-    print(header)
-    print("-" * len(header))
-    for name, s, seconds in rows:
-        print(f"{name:<16}{s['ranking_loss']:>13.4f}{s['instance_auc']:>9.4f}"
-              f"{s['coverage']:>13.4f}{s['average_precision']:>9.4f}{seconds:>10.3f}")
+          f"{d} features, {data.Y.shape[1]} labels; 60/40 split.\n"
+          "BR: one LinearSVC per label, trained on the rows where that label is observed.\n"
+          "GLOCAL(): the paper's model. GLOCALCV(): the recommended model (squared hinge, "
+          "tuned by 3-fold CV).")
+    header = (f"{'method':<12}{'Rkl (lower)':>13}{'Auc':>9}{'Cvg (lower)':>13}{'Ap':>9}"
+              f"{'fit (s)':>10}")
+    for rho in ([args.observed] if args.observed is not None else [0.3, 1.0]):
+        Y_observed = (sample_observed(Y_train, rho, random_state=args.seed) if rho < 1
+                      else Y_train)
+        print(f"\n{rho:.0%} of training labels observed:\n{header}\n{'-' * len(header)}")
+        models = [("BR", BR(random_state=args.seed)),
+                  ("GLOCAL()", GLOCAL(random_state=args.seed)),
+                  ("GLOCALCV()", GLOCALCV(random_state=args.seed))]
+        for name, model in models:
+            tic = time.perf_counter()
+            model.fit(X_train, Y_observed)
+            seconds = time.perf_counter() - tic
+            s = evaluate(Y_test[keep], model.decision_function(X_test[keep]))
+            print(f"{name:<12}{s['ranking_loss']:>13.4f}{s['instance_auc']:>9.4f}"
+                  f"{s['coverage']:>13.4f}{s['average_precision']:>9.4f}{seconds:>10.3f}",
+                  flush=True)
     print("\nAuc is the per-instance AUC; Cvg is the paper's coverage (minus one).")
     return 0
 
@@ -66,12 +66,16 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     demo = commands.add_parser(
-        "demo", help="fit GLOCAL and a one-vs-rest baseline on built-in synthetic data",
-        description="Fit GLOCAL and a one-vs-rest LinearSVC (BR) on the built-in synthetic "
-                    "data and print the paper's four measures and the fit times.")
+        "demo", help="compare GLOCAL, GLOCALCV and a one-vs-rest baseline on built-in "
+                     "synthetic data",
+        description="Fit a one-vs-rest LinearSVC (BR, each label on the rows where it is "
+                    "observed), the paper's GLOCAL and the recommended GLOCALCV on the "
+                    "built-in synthetic data with 30%% and with all of the training labels "
+                    "observed, and print the paper's four measures and the fit times.")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--observed", type=_fraction, default=1.0,
-                      help="fraction rho of training labels observed, in (0, 1] (default 1)")
+    demo.add_argument("--observed", type=_fraction,
+                      help="fraction rho of training labels observed, in (0, 1] (default: "
+                           "0.3, then 1)")
     demo.set_defaults(run=_demo)
 
     reproduce = commands.add_parser(
@@ -128,8 +132,9 @@ def build_parser():
         "fit", help="fit GLOCAL on a data file and save the model",
         description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
                     "save the fitted model in skops' format, which loads without running "
-                    "code (unlike a pickle). The model's hyperparameters are "
-                    "those of Eq. (4) of the paper; see 'help(glocal.GLOCAL)'.")
+                    "code (unlike a pickle). By default the model is the paper's (Eq. (4)); "
+                    "with --cv it is the recommended one, tuned by cross-validation. See "
+                    "'help(glocal.GLOCAL)' and 'help(glocal.GLOCALCV)'.")
     fit.add_argument("data", help="data file, or a directory of .npy chunks (X*.npy with "
                                   "their labels Y*.npy, paired in name order) fitted "
                                   "through Dask")
@@ -141,23 +146,44 @@ def build_parser():
                           "Dask's threads in this process")
     fit.add_argument("--xml", help=xml_help)
     fit.add_argument("--split", choices=("train", "test", "all"), help=split_help.format("train"))
-    fit.add_argument("--n-latent", type=int, default=20, metavar="K",
+    fit.add_argument("--cv", action="store_true",
+                     help="fit the recommended model, glocal.GLOCALCV(): the squared hinge "
+                          "with a bias per label, lam_v = 0 and k = min(labels, 100), with "
+                          "lam2 in {16, 4, 2, 1} and --normalize-rows chosen by "
+                          "cross-validation on the observed labels; an option below given "
+                          "explicitly replaces its part of that model or grid")
+    fit.add_argument("--cv-folds", type=int, default=3, metavar="N",
+                     help="with --cv: number of cross-validation folds (default 3)")
+    fit.add_argument("--jobs", type=int, default=1, metavar="N",
+                     help="with --cv: folds fitted in parallel (default 1; -1: one per CPU "
+                          "core)")
+    fit.add_argument("--loss", choices=("squared", "squared_hinge", "logistic"),
+                     help="loss on each observed label entry: squared (the paper's; the "
+                          "default), squared_hinge (LinearSVC's; the default with --cv) or "
+                          "logistic")
+    fit.add_argument("--n-latent", type=int, metavar="K",
                      help="k, the number of latent labels: the rank of the label "
-                          "factorization Y ~ UV (default 20)")
+                          "factorization Y ~ UV (default 20; with --cv, the number of "
+                          "labels up to 100)")
     fit.add_argument("--n-groups", type=int, default=4, metavar="G",
                      help="g, the number of local groups of rows, found by k-means on the "
                           "features (default 4)")
-    fit.add_argument("--lam2", type=float, default=4.0,
+    fit.add_argument("--lam2", type=float,
                      help="lambda2, weight of the ridge penalty on U, V and W; larger values "
-                          "shrink the scores and can wipe out rare labels (default 4)")
+                          "shrink the scores and can wipe out rare labels (default 4; with "
+                          "--cv, chosen in {16, 4, 2, 1})")
     fit.add_argument("--lam3", type=float, default=1e-3,
                      help="lambda3, weight of the global label-correlation term (default "
                           "1e-3)")
     fit.add_argument("--lam4", type=float, default=1e-3,
                      help="lambda4, weight of the local (per-group) label-correlation terms "
                           "(default 1e-3)")
-    fit.add_argument("--fit-intercept", action="store_true",
-                     help="add a constant feature (not in the paper's model)")
+    fit.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction,
+                     help="add a constant feature, a bias per label (not in the paper's "
+                          "model; default off, on with --cv)")
+    fit.add_argument("--normalize-rows", action=argparse.BooleanOptionalAction,
+                     help="scale every row of features to unit norm (not in the paper's "
+                          "model; default off; with --cv, chosen by cross-validation)")
     fit.add_argument("--max-iter", type=int, default=30, metavar="N",
                      help="most outer iterations of the alternating minimization (default "
                           "30)")
@@ -286,7 +312,6 @@ def _output(path, args):
 
 
 def _fit(args):
-    from . import GLOCAL
     from ._validation import named_label_warnings
     from .datasets._base import known_names
 
@@ -301,12 +326,17 @@ def _fit(args):
     if args.verbose:
         print(f"fitting GLOCAL to {n} rows x {d} features, {l} labels of {args.data}",
               flush=True)
-    model = GLOCAL(n_latent=args.n_latent, n_groups=args.n_groups, lam2=args.lam2,
-                   lam3=args.lam3, lam4=args.lam4, fit_intercept=args.fit_intercept,
-                   max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
-                   verbose=int(args.verbose))
+    if args.cv and chunked:
+        raise ValueError("--cv fits data in memory: give a data file, not a chunk directory")
+    model = _fit_model(args, l)
     with named_label_warnings(known_names(data.label_names)), _dask_client(args.scheduler):
+        tic = time.perf_counter()
         model.fit(data.X, data.Y)
+        if args.cv:  # the refitted best setting is the model saved
+            print(f"chose {_settings(model.best_params_)} (mean CV Ap {model.best_score_:.4f}"
+                  f") and refitted it on all rows in {time.perf_counter() - tic:.1f} s",
+                  flush=True)
+            model = model.best_estimator_
         if chunked:  # a saved model holds numpy arrays only
             model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
             training_rows = data.X.map_blocks(_row_digests, drop_axis=1,
@@ -321,6 +351,48 @@ def _fit(args):
           f"{model.objective_history_[-1]:.6g} after {_count(model.n_iter_, 'outer iteration')}"
           f") and saved it to {args.model}")
     return 0
+
+
+def _fit_model(args, n_labels):
+    """The estimator of 'glocal fit': GLOCAL with the paper's defaults, or with --cv the
+    recommended GLOCALCV() with the options given explicitly fixed in it."""
+    import numpy as np
+
+    from . import GLOCAL, GLOCALCV
+    from .model_selection import (DEFAULT_ESTIMATOR_PARAMS, DEFAULT_PARAM_GRID,
+                                  MAX_DEFAULT_LATENT)
+
+    for name in ("cv_folds", "jobs"):
+        if getattr(args, name) != _FIT_DEFAULTS[name] and not args.cv:
+            raise ValueError(f"--{name.replace('_', '-')} applies with --cv only")
+    given = {name: getattr(args, name) for name in
+             ("loss", "n_latent", "lam2", "fit_intercept", "normalize_rows")
+             if getattr(args, name) is not None}
+    common = dict(n_groups=args.n_groups, lam3=args.lam3, lam4=args.lam4,
+                  max_iter=args.max_iter, tol=args.tol, random_state=args.seed)
+    if not args.cv:
+        return GLOCAL(**{"n_latent": 20, "lam2": 4.0, **given}, **common,
+                      verbose=int(args.verbose))
+    if args.cv_folds < 2:
+        raise ValueError(f"--cv-folds must be at least 2, got {args.cv_folds}")
+    base = GLOCAL(**{**DEFAULT_ESTIMATOR_PARAMS,
+                     "n_latent": min(n_labels, MAX_DEFAULT_LATENT), **given}, **common)
+    grid = {name: values for name, values in DEFAULT_PARAM_GRID.items() if name not in given}
+    n_settings = int(np.prod([len(values) for values in grid.values()]))
+    print(f"cross-validating {_count(n_settings, 'setting')} ({_settings(grid) or 'none'}) "
+          f"on {args.cv_folds} folds, {args.jobs} at a time; one line per fitted setting",
+          flush=True)
+    return GLOCALCV(base, grid, cv=args.cv_folds, n_jobs=args.jobs, random_state=args.seed,
+                    verbose=1)
+
+
+# The options of 'glocal fit' that need --cv, at their defaults.
+_FIT_DEFAULTS = {"cv_folds": 3, "jobs": 1}
+
+
+def _settings(params):
+    """``lam2=4, normalize_rows=True`` from a dict of values (or of lists of values)."""
+    return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))
 
 
 def _chunk_directory(args):

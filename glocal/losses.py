@@ -57,8 +57,11 @@ def loss_value_and_gradient(F, Y, C, loss):
 
 def loss_terms(F, Y, C, loss):
     """Eq. L, its gradient ``C o ell'(F)`` and its curvature ``C o ell''(F)`` (l x n; the
-    Hessian in F is this weight entry by entry), from one evaluation of the loss."""
+    Hessian in F is this weight entry by entry), from one evaluation of the loss. C may be
+    the scalar 1 (every entry observed, unweighted): no product is formed then."""
     value, first, second = _terms(loss, F, Y)
+    if np.isscalar(C) and C == 1:
+        return float(np.sum(value)), first, second
     return float(np.sum(C * value)), C * first, C * second
 
 

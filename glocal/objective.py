@@ -211,10 +211,11 @@ class GlocalData:
 
     @property
     def entry_weights(self):
-        """c_ji of Eq. L in `glocal.losses`: ``weights``, else J (ones when J is None)."""
+        """c_ji of Eq. L in `glocal.losses`: ``weights``, else J; the scalar 1.0 when J is
+        None (every entry observed), not an l x n array of ones made at every call."""
         if self.weights is not None:
             return self.weights
-        return np.ones_like(self.Y) if self.J is None else self.J
+        return 1.0 if self.J is None else self.J
 
 
 def sample_sum(function, data, *arrays, reads="XY"):

@@ -34,9 +34,8 @@ __all__ = [
 #
 # GLOCAL (and its ablations GLObal, loCAL, tuned on the same grid outside the small-cluster
 # ablation): lam = 1 (fixed by the paper) and lam3 = lam4 stay at the estimator's defaults.
-# (`glocal.GLOCALCV` searches GLOCAL faster, by warm-started paths, over its own default
-# grid `glocal.model_selection.DEFAULT_PARAM_GRID`: fit_intercept off/on, n_latent 10/20,
-# lam2 10/3/1/0.3.)
+# (`glocal.GLOCALCV` searches GLOCAL faster, by warm-started paths; with no arguments it
+# tunes the recommended squared-hinge model over `glocal.model_selection.DEFAULT_PARAM_GRID`.)
 GLOCAL_GRID = {"lam2": [1, 4, 10], "n_latent": [10, 20]}
 # The ablation of the small-cluster table (GLObal, loCAL, GLOCAL) tunes what tells the three
 # apart, the weights of the correlation terms, with the rest at the defaults: GLObal lam3,

@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -16,9 +17,18 @@ from sklearn.datasets import dump_svmlight_file
 from glocal.cli import main
 
 
-def test_demo_runs(capsys):
+def test_demo_compares_br_glocal_and_glocalcv_at_two_fractions(capsys):
+    tic = time.perf_counter()
     assert main(["demo"]) == 0
-    assert "Ap" in capsys.readouterr().out
+    assert time.perf_counter() - tic < 60
+    out = capsys.readouterr().out
+    assert "30% of training labels observed" in out and "100% of training" in out
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in
+            (["BR"], ["GLOCAL()"], ["GLOCALCV()"])]
+    assert [row[0] for row in rows] == ["BR", "GLOCAL()", "GLOCALCV()"] * 2
+    assert all(len(row) == 6 for row in rows)  # four measures and the fit time
+    assert main(["demo", "--observed", "0.5"]) == 0
+    assert "50% of training labels observed" in capsys.readouterr().out
 
 
 def test_reproduce_quick_on_synthetic_data(tmp_path, capsys):
@@ -113,6 +123,56 @@ def test_fit_predict_evaluate(files, capsys):
     for name in ("Rkl", "Auc", "Cvg", "Ap", "label_auc"):
         assert name in out
     assert not list(tmp.glob("*.tmp")) and not list(tmp.glob(".*.tmp"))
+
+
+def test_fit_cv_fits_the_recommended_model(files, capsys):
+    from glocal.persistence import load_model
+
+    tmp, train, test = files
+    model = tmp / "m.skops"
+    assert main(["fit", str(train), "--model", str(model), "--cv", "--cv-folds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "cross-validating 8 settings" in out and "on 2 folds" in out
+    assert "[GLOCALCV] fold 2/2" in out and "chose lam2=" in out
+    saved = load_model(model)["model"]  # the refitted best setting, a plain GLOCAL
+    assert (saved.loss, saved.fit_intercept, saved.lam_v, saved.n_latent) == (
+        "squared_hinge", True, 0.0, 3)
+    assert main(["predict", str(model), str(test), "--out", str(tmp / "s.csv")]) == 0
+    # An explicit option is fixed and leaves the grid.
+    assert main(["fit", str(train), "--model", str(model), "--force", "--cv", "--lam2", "1",
+                 "--cv-folds", "2", "--n-latent", "2", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "cross-validating 2 settings (normalize_rows=[False, True])" in out
+    saved = load_model(model)["model"]
+    assert (saved.lam2, saved.n_latent) == (1.0, 2)
+
+
+def test_fit_model_options(files):
+    from glocal.persistence import load_model
+
+    tmp, train, _ = files
+    model = tmp / "m.skops"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--loss",
+                 "squared_hinge", "--fit-intercept", "--normalize-rows"]) == 0
+    saved = load_model(model)["model"]
+    assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
+        "squared_hinge", True, True, 2)
+    assert main(["fit", str(train), "--model", str(model), "--force"]) == 0
+    saved = load_model(model)["model"]  # the paper's model by default
+    assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
+        "squared", False, False, 20)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--jobs", "2"], "--jobs applies with --cv only"),
+    (["--cv-folds", "5"], "--cv-folds applies with --cv only"),
+    (["--cv", "--cv-folds", "1"], "--cv-folds must be at least 2"),
+])
+def test_cv_options_errors_are_one_line(files, capsys, args, message):
+    tmp, train, _ = files
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), *args]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
 def test_outputs_are_never_overwritten_without_force(files, capsys):
@@ -548,7 +608,7 @@ def test_fit_help_names_the_objective_by_the_papers_number():
 
     commands = build_parser()._subparsers._group_actions[0].choices
     text = " ".join(commands["fit"].format_help().split())
-    assert "Eq. (4) of the paper" in text and "Eq. (6)" not in text
+    assert "Eq. (4)" in text and "Eq. (6)" not in text
 
 
 def _rowless_files(tmp):

@@ -48,6 +48,20 @@ def test_unknown_loss_is_a_value_error():
                                        "hinge")
 
 
+@pytest.mark.parametrize("loss", ["squared_hinge", "logistic"])
+def test_all_observed_labels_use_a_scalar_weight_with_the_same_terms(make_problem, loss):
+    """Without a mask the weights are the scalar 1 (no l x n array of ones): the loss, its
+    gradient and curvature, and a fit equal those with an explicit mask of ones."""
+    data, (U, V, W, Z), _ = make_problem(seed=2, missing=False)
+    data = replace(data, loss=loss)
+    ones = replace(data, J=np.ones_like(data.Y))
+    assert data.entry_weights == 1.0
+    for a, b in zip(data.label.terms(U, V, data), ones.label.terms(U, V, ones)):
+        close(a, b)
+    fits = [glocal_fit(d, 3, max_iter=2, init_max_iter=2, random_state=0) for d in (data, ones)]
+    close(fits[0].objective_history, fits[1].objective_history)
+
+
 def test_balanced_weights_give_each_class_half_of_each_label():
     rng = np.random.default_rng(1)
     J = (rng.random((4, 30)) < 0.6).astype(float)

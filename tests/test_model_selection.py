@@ -13,8 +13,9 @@ from test_sklearn_compatibility import UNAVOIDABLE
 from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
-from glocal.model_selection import (DEFAULT_PARAM_GRID, PATH_SOLVER_OPTIONS, _path_model,
-                                    _plan, select_hyperparameters)
+from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
+                                    PATH_SOLVER_OPTIONS, _path_model, _plan,
+                                    select_hyperparameters)
 from glocal.protocol import CORRELATION_WEIGHTS, GLOCAL_ABLATION_GRID, sample_observed
 
 
@@ -192,8 +193,61 @@ def test_without_refit_there_is_no_model(data):
 
 def test_default_grid():
     assert GLOCALCV().param_grid is None
-    assert len(ParameterGrid(DEFAULT_PARAM_GRID)) == 16
+    assert set(DEFAULT_PARAM_GRID) == {"lam2", "normalize_rows"}
     assert DEFAULT_PARAM_GRID["lam2"] == sorted(DEFAULT_PARAM_GRID["lam2"], reverse=True)
+
+
+def test_defaults_are_the_recommended_model_and_glocal_stays_the_papers(data):
+    """GLOCALCV() tunes the squared hinge with a bias, lam_v = 0 and n_latent from the
+    number of labels (capped); GLOCAL() keeps the paper's model."""
+    X, Y = data
+    search = GLOCALCV(cv=2, random_state=0).fit(X, Y)
+    best = search.best_estimator_
+    assert (best.loss, best.fit_intercept, best.lam_v) == ("squared_hinge", True, 0.0)
+    assert best.init_max_iter == 300
+    assert best.n_latent == min(Y.shape[1], MAX_DEFAULT_LATENT) == Y.shape[1]
+    assert set(search.best_params_) == set(DEFAULT_PARAM_GRID)
+    assert len(search.cv_results_["params"]) == len(ParameterGrid(DEFAULT_PARAM_GRID))
+    paper = GLOCAL()
+    assert (paper.loss, paper.fit_intercept, paper.lam_v) == ("squared", False, None)
+    # The cap on n_latent applies to many labels; a given estimator keeps its own.
+    assert GLOCALCV()._base_estimator(5 * MAX_DEFAULT_LATENT).n_latent == MAX_DEFAULT_LATENT
+    assert GLOCALCV(GLOCAL(n_latent=3))._base_estimator(50).n_latent == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, rho, long_start", [
+    ("yeast", 0.3, False), ("genbase", 0.3, True), ("genbase", 1.0, True)])
+def test_defaults_converge_on_real_data(name, rho, long_start):
+    """The recommended search raises no ConvergenceWarning: its basic-model initialisation
+    meets tol within its cap, and Algorithm 1 then within its own (a 60/40 split)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from glocal.protocol import random_splits, sample_observed
+    from realdata import real
+
+    data = real(name)
+    X, Y = data.X, np.asarray(data.Y.toarray() if hasattr(data.Y, "toarray") else data.Y)
+    train, _ = random_splits(X.shape[0], 1, random_state=0)[0]
+    Y_train = Y[train] if rho == 1 else sample_observed(Y[train], rho, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        search = GLOCALCV(random_state=0).fit(X[train], Y_train)
+    # genbase's refit needs more rounds than GLOCAL()'s cap of 30 (it warned with it)
+    assert (search.best_estimator_.n_init_iter_ > 30) == long_start
+
+
+def test_random_state_makes_folds_groups_and_result_reproducible(data):
+    X, Y = data
+    fits = [GLOCALCV(cv=2, random_state=seed).fit(X, Y) for seed in (7, 7, 8)]
+    first, again, other = fits
+    for name in ("split0_test_score", "split1_test_score", "mean_test_score"):
+        np.testing.assert_array_equal(first.cv_results_[name], again.cv_results_[name])
+    assert first.best_params_ == again.best_params_
+    np.testing.assert_array_equal(first.best_estimator_.groups_, again.best_estimator_.groups_)
+    np.testing.assert_array_equal(first.decision_function(X), again.decision_function(X))
+    assert first._folds(X)[0][1].tolist() == again._folds(X)[0][1].tolist()
+    assert first._folds(X)[0][1].tolist() != other._folds(X)[0][1].tolist()
 
 
 @pytest.mark.parametrize("params, message", [

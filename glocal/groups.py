@@ -25,12 +25,15 @@ def kmeans_groups(X, n_groups, random_state=None, max_rows=KMEANS_MAX_ROWS):
     if n_groups == 1:
         return np.zeros(X.shape[0], dtype=np.intp)
     kmeans = KMeans(n_clusters=n_groups, n_init=1, random_state=random_state)
-    if X.shape[0] <= max_rows:
-        labels = kmeans.fit_predict(X)
-    else:
-        rng = np.random.default_rng(random_state)
-        sample = np.sort(rng.choice(X.shape[0], size=max_rows, replace=False))
-        labels = kmeans.fit(X[sample]).predict(X)
+    with warnings.catch_warnings():
+        # Too few distinct rows: said below, in terms of groups.
+        warnings.filterwarnings("ignore", message="Number of distinct clusters")
+        if X.shape[0] <= max_rows:
+            labels = kmeans.fit_predict(X)
+        else:
+            rng = np.random.default_rng(random_state)
+            sample = np.sort(rng.choice(X.shape[0], size=max_rows, replace=False))
+            labels = kmeans.fit(X[sample]).predict(X)
     groups = compact_group_ids(labels)
     if groups.max() + 1 < n_groups:
         warnings.warn(f"k-means found only {groups.max() + 1} non-empty groups of the "

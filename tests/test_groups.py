@@ -1,5 +1,7 @@
 """glocal.groups: k-means groups of the samples."""
 
+import warnings
+
 import numpy as np
 
 from glocal.groups import kmeans_groups
@@ -17,3 +19,14 @@ def test_kmeans_on_a_row_sample_above_max_rows():
     # the same partition as the full k-means (up to the ids) and as the planted one
     assert len(set(zip(sampled, full))) == 3 and len(set(zip(sampled, truth))) == 3
     np.testing.assert_array_equal(sampled, kmeans_groups(X, 3, random_state=0, max_rows=200))
+
+
+def test_too_few_distinct_rows_is_said_once_in_glocals_words():
+    """scikit-learn's own ConvergenceWarning about duplicate points is not repeated."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        groups = kmeans_groups(np.ones((30, 3)), 4, random_state=0)
+    assert np.all(groups == 0)
+    assert [str(w.message) for w in caught] == [
+        "k-means found only 1 non-empty groups of the 4 asked for (X has too few distinct "
+        "rows)"]

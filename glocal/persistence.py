@@ -97,6 +97,8 @@ def load_model(path, *, other_version="error"):
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"'{path}' is a directory, not a model file")
+    if path.exists() and not path.is_file():  # a pipe or a device: reading would wait
+        raise ValueError(f"'{path}' {_NOT_A_MODEL}: not a regular file (a pipe or a device?)")
     with open(path, "rb") as file:  # missing or unreadable: the OSError as it is
         head = file.read(4)
     if not head.startswith(b"PK"):

@@ -1,5 +1,6 @@
 """Tests of the dataset loaders: the real benchmark files, then small files covering each rule."""
 
+import os
 import re
 import warnings
 
@@ -477,3 +478,16 @@ def test_svmlight_read_from_0_without_index_0_warns_of_a_shift(tmp_path):
         warnings.simplefilter("error")
         load(tmp_path / "zero.svm", index_base=0, n_features=5)
         load(one)  # its own base: nothing to say
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_pipe_as_data_file_is_refused_unread(tmp_path):
+    """Reading a pipe (or a device such as /dev/zero) would wait, or never end."""
+    from test_persistence import _returns_soon
+
+    pipe = tmp_path / "data.svm"
+    os.mkfifo(pipe)
+    assert _returns_soon(load, pipe)
+    with raises_naming(ValueError, pipe) as info:
+        load(pipe)
+    assert "not a regular file" in str(info.value)

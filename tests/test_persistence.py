@@ -135,3 +135,33 @@ def test_predict_help_says_pickles_run_code(capsys):
         main(["predict", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "skops" in help_text and "loading a pickle runs the code it holds" in help_text
+
+
+def _returns_soon(function, *args):
+    """Whether ``function(*args)`` returns (or raises) within 10 s; a read blocked on a pipe
+    without a writer is then released by opening the pipe for writing."""
+    import threading
+
+    thread = threading.Thread(target=lambda: _swallow(function, *args), daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():
+        os.close(os.open(args[0], os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(10)
+        return False
+    return True
+
+
+def _swallow(function, *args):
+    try:
+        function(*args)
+    except Exception:
+        pass
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_pipe_as_model_file_is_refused_unread(fitted, tmp_path, capsys):
+    pipe = tmp_path / "m.skops"
+    os.mkfifo(pipe)
+    assert _returns_soon(load_model, pipe)
+    _predict_refuses(fitted, pipe, capsys, "not a regular file")

@@ -76,6 +76,8 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None,
         raise FileNotFoundError(f"No such dataset file or directory: '{path}'")
     if path.is_dir():
         path = _dataset_in_directory(path)
+    if not path.is_file():  # reading a pipe or a device would wait, or never end
+        raise ValueError(f"{path}: not a regular file (a pipe or a device?)")
     suffix = path.suffix.lower()
     if xml is not None and suffix != ".arff":
         raise ValueError(f"{path}: a label XML file applies to ARFF files only")

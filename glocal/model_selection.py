@@ -263,6 +263,13 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         folds = self._folds(X)
         if self.scoring is None:
             _check_folds_can_be_scored(Y, folds)
+        if groups is None:  # k-means on every training fold: say it now, not after fits
+            most = max(params.get("n_groups", base.n_groups) for params in candidates)
+            rows = min(len(train) for train, _ in folds)
+            if most > rows:
+                raise ValueError(f"n_groups={most} is larger than the {rows} rows of a "
+                                 f"training fold (of {X.shape[0]} samples, {len(folds)} "
+                                 "folds)")
         plan = _plan(candidates, self.path_param)
         scorer = self.scoring if self.scoring is not None else observed_average_precision_scorer
 

@@ -377,3 +377,11 @@ def test_labels_without_an_observed_positive_are_a_clear_error():
     Y = np.where(rng.rand(40, 3) < 0.3, np.nan, 0.0)
     with pytest.raises(ValueError, match="Y has no observed positive label"):
         GLOCALCV(cv=5).fit(rng.rand(40, 4), Y)
+
+
+def test_more_groups_than_rows_of_a_training_fold_is_said_before_any_fit():
+    rng = np.random.RandomState(0)
+    X, Y = rng.rand(60, 4), (rng.rand(60, 3) > 0.5).astype(float)
+    with pytest.raises(ValueError, match=r"n_groups=50 is larger than the 40 rows of a "
+                                         r"training fold \(of 60 samples, 3 folds\)"):
+        GLOCALCV(GLOCAL(n_groups=50), cv=3).fit(X, Y)

@@ -251,6 +251,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         """
         self._validate_params()
         _check_feature_names(self, X, reset=True)
+        given = X  # refitted as given, so that the model keeps a frame's feature names
         X = _validation.check_features(X)
         _validation.check_labels(Y, X.shape[0], warn=False)
         Y = _validation.dense_labels(Y).astype(float)  # pandas nullable frames too
@@ -281,7 +282,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
 
         if self.refit:
             tic = time.perf_counter()
-            self.best_estimator_ = clone(base).set_params(**self.best_params_).fit(X, Y, groups)
+            best = clone(base).set_params(**self.best_params_)
+            self.best_estimator_ = best.fit(given, Y, groups)
             self.refit_time_ = time.perf_counter() - tic
         self.n_features_in_ = X.shape[1]
         return self

@@ -385,3 +385,19 @@ def test_more_groups_than_rows_of_a_training_fold_is_said_before_any_fit():
     with pytest.raises(ValueError, match=r"n_groups=50 is larger than the 40 rows of a "
                                          r"training fold \(of 60 samples, 3 folds\)"):
         GLOCALCV(GLOCAL(n_groups=50), cv=3).fit(X, Y)
+
+
+def test_the_refitted_model_keeps_the_feature_names_of_a_frame():
+    """As GridSearchCV's best_estimator_: scoring a frame warns of nothing."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame(rng.rand(40, 4), columns=list("abcd"))
+    Y = (rng.rand(40, 3) > 0.5).astype(float)
+    search = GLOCALCV(GLOCAL(n_latent=2, max_iter=3), param_grid={"lam2": [1.0]}, cv=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, Y)
+    assert list(search.best_estimator_.feature_names_in_) == list("abcd")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search.decision_function(X)

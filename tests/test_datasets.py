@@ -491,3 +491,14 @@ def test_a_pipe_as_data_file_is_refused_unread(tmp_path):
     with raises_naming(ValueError, pipe) as info:
         load(pipe)
     assert "not a regular file" in str(info.value)
+
+
+def test_svmlight_with_a_byte_order_mark_loads(tmp_path):
+    """As an ARFF file with one: editors on Windows write a UTF-8 BOM."""
+    text = "0 1:0.5\n1 2:0.25\n"
+    plain = load(write(tmp_path / "plain.svm", text))
+    path = tmp_path / "bom.svm"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    loaded = load(path)
+    np.testing.assert_array_equal(loaded.X.toarray(), plain.X.toarray())
+    np.testing.assert_array_equal(loaded.Y, plain.Y)

@@ -15,6 +15,9 @@ from sklearn.datasets import load_svmlight_files
 from ._base import dataset_bunch, default_names, split_stem
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
     """Load a multi-label svmlight file, or the training and test files of a split, stacked.
 
@@ -55,11 +58,14 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
     loaded = []
     for path in paths:
         _check_last_row(path)
-        try:  # raw indices: the base is chosen below, over all files
-            loaded += load_svmlight_files([str(path)], dtype=np.float64, multilabel=True,
-                                          zero_based=True)
-        except (ValueError, OverflowError) as exc:  # OverflowError: an index past 2**31
-            raise ValueError(f"{path}: malformed svmlight file: {exc}") from None
+        with open(path, "rb") as file:
+            if file.read(3) != _BOM:  # a UTF-8 byte order mark is skipped
+                file.seek(0)
+            try:  # raw indices: the base is chosen below, over all files
+                loaded += load_svmlight_files([file], dtype=np.float64, multilabel=True,
+                                              zero_based=True)
+            except (ValueError, OverflowError) as exc:  # OverflowError: an index past 2**31
+                raise ValueError(f"{path}: malformed svmlight file: {exc}") from None
     Xs, label_sets = loaded[0::2], loaded[1::2]
     Y = _indicator([labels for part in label_sets for labels in part], n_labels, paths)
 

@@ -502,3 +502,22 @@ def test_svmlight_with_a_byte_order_mark_loads(tmp_path):
     loaded = load(path)
     np.testing.assert_array_equal(loaded.X.toarray(), plain.X.toarray())
     np.testing.assert_array_equal(loaded.Y, plain.Y)
+
+
+def test_arff_in_utf16_with_its_byte_order_mark_loads(tmp_path):
+    """Windows tools save "Unicode" text as UTF-16 with a byte order mark."""
+    write(tmp_path / "wide.xml", MULAN_XML)
+    (tmp_path / "wide.arff").write_bytes(MULAN_ARFF.encode("utf-16"))
+    plain = load(write(tmp_path / "plain.arff", MULAN_ARFF), xml=tmp_path / "wide.xml")
+    loaded = load(tmp_path / "wide.arff")
+    assert loaded.feature_names == plain.feature_names
+    np.testing.assert_array_equal(loaded.X, plain.X)
+    np.testing.assert_array_equal(loaded.Y, plain.Y)
+
+
+def test_arff_in_utf16_cut_mid_character_names_the_file(tmp_path):
+    path = tmp_path / "cut.arff"
+    path.write_bytes(MULAN_ARFF.encode("utf-16")[:101])
+    with raises_naming(ValueError, path) as info:
+        load(path, xml=write(tmp_path / "cut.xml", MULAN_XML))
+    assert "UTF-16" in str(info.value)

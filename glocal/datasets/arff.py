@@ -159,6 +159,12 @@ def _message(exc):
 
 
 def _read_text(path):
+    with open(path, "rb") as file:
+        if file.read(2) in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16's byte order marks
+            try:
+                return path.read_text(encoding="utf-16")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}: malformed UTF-16 text: {exc.reason}") from None
     try:
         return path.read_text(encoding="utf-8-sig")  # a byte order mark is no attribute
     except UnicodeDecodeError:

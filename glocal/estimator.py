@@ -88,8 +88,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         trust regions for U and W, conjugate gradients for Z. ``"steepest_descent"``
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
-        Solve the V block by the paper's closed form instead of an optimizer (ignored,
-        as there is no closed form, unless ``loss="squared"`` and ``class_weight=None``).
+        Solve the V block exactly, column by column, instead of by an optimizer on the
+        whole V: by the paper's closed form (``loss="squared"``, ``class_weight=None``),
+        else by Newton's method on every column, run to convergence.
     solver_options : dict, default=None
         Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
         ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated basic-model

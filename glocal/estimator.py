@@ -500,21 +500,17 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
 
 
 def _dask_data(X, Y, groups, model, options, rng):
-    """`glocal_data` of a Dask X: the paper's loss only, the samples reached through
-    `glocal.dask_backend.DaskSamples`."""
+    """`glocal_data` of a Dask X: the samples reached through
+    `glocal.dask_backend.DaskSamples` (no entry weights, V solved column by column)."""
     from . import dask_backend
 
-    if not LabelFit(model.loss, model.class_weight is not None).quadratic:
-        raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
-                         "loss='squared' and class_weight=None")
+    if model.class_weight is not None:
+        raise ValueError("GLOCAL on Dask arrays weighs every observed entry alike: use "
+                         "class_weight=None")
     if not options.v_closed_form:
-        raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
+        raise ValueError("GLOCAL on Dask arrays solves V column by column: use "
                          "v_closed_form=True")
     n_columns = X.shape[1] + model.fit_intercept
-    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
-    if n_columns > max_features:
-        raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
-                         f"{max_features} features, got {n_columns}")
     X, Y_signed, J = dask_backend.check_training_data(X, Y)
     if model.normalize_rows:  # row by row, so chunk by chunk
         X = X.map_blocks(normalize, dtype=float)
@@ -525,8 +521,9 @@ def _dask_data(X, Y, groups, model, options, rng):
                          chunks=(X.chunks[0], (n_columns,)))
     samples = dask_backend.DaskSamples(groups, sizes)
     data = GlocalData(X, Y_signed, J, None, model.lam, model.lam2, model.lam3, model.lam4,
-                      lam_v=model.lam_v, samples=samples)
-    return with_feature_grams(data), groups, clustering_time
+                      loss=model.loss, lam_v=model.lam_v, samples=samples)
+    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
+    return with_feature_grams(data, max_features=max_features), groups, clustering_time
 
 
 def _solver_options(optimizer, v_closed_form, extra):

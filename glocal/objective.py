@@ -262,6 +262,15 @@ def feature_product(W, data):
                       width=W.shape[1], reads="X")
 
 
+def feature_squares(data):
+    """The squared norm of every column of X, shape (d,): the diagonal of X^T X."""
+    def squares(part):
+        X = part.X
+        return np.asarray((X.multiply(X) if scipy.sparse.issparse(X) else X * X).sum(axis=0)
+                          ).ravel()
+    return sample_sum(squares, data, reads="X")
+
+
 def feature_label_product(data):
     """X^T Y^T, shape (d, l)."""
     def product(part):
@@ -292,13 +301,15 @@ def score_gram_product(W, A, data):
     return W.T @ moment_product(W @ A, None, data) / data.lam
 
 
-def with_feature_grams(data, memory_limit=2**28):
+def with_feature_grams(data, memory_limit=2**28, max_features=None):
     """Attach the second moments of X when multiplying by them is cheaper than by X.
 
     A product with X^T X costs d^2 per column against 2 nnz(X) through X; the g group
     moments cost g d^2. Each is kept only when cheaper and within ``memory_limit`` bytes.
     Through a backend (``data.samples``) every product with X is a pass over the data, so
-    both are kept whenever they fit, all from one pass.
+    both are kept whenever they fit, all from one pass, and X has at most ``max_features``
+    columns (None: any); with more, the products go through X chunk by chunk (X W and
+    X^T M), and no d x d matrix is formed.
 
     When products go through X and a sparse X in memory has more features than samples, X
     is stored by columns (CSC): X W then reads the d x k W in order and X^T M reads the
@@ -310,7 +321,8 @@ def with_feature_grams(data, memory_limit=2**28):
     nnz = X.nnz if hasattr(X, "nnz") else X.size
     g = data.n_groups
     in_memory = data.samples is None
-    keep_gram = (not in_memory or d * d < 2 * nnz) and 8 * d * d <= memory_limit
+    cheaper = d * d < 2 * nnz if in_memory else max_features is None or d <= max_features
+    keep_gram = cheaper and 8 * d * d <= memory_limit
     keep_groups = (keep_gram and data.has_manifold_terms
                    and (not in_memory or g * d * d < 2 * nnz) and 8 * g * d * d <= memory_limit)
     if not keep_gram:

@@ -624,7 +624,8 @@ class ULossTerm:
         self._point = self._terms = None
 
     def _at(self, U):
-        """The term's value, half its gradient in U and its curvature (l x n) at U."""
+        """The term's value and half its gradient in U at U (in memory, its curvature
+        too)."""
         if U is not self._point:
             if self.data.samples is None:  # one evaluation for the three
                 value, R, curvature = self.data.label.terms(U, self.V, self.data)
@@ -633,13 +634,21 @@ class ULossTerm:
                 def sums(part, V):
                     value, R, _ = part.label.terms(U, V, part)
                     return value, R @ V.T
-                value, grad = sample_sum(sums, self.data, self.V, reads="Y")
-                curvature = sample_map(lambda part, V: part.label.terms(U, V, part)[2],
-                                       self.data, self.V, sample_axis=1,
-                                       width=self.shape[0], reads="Y")
-                self._terms = value, grad, curvature
+                self._terms = (*sample_sum(sums, self.data, self.V, reads="Y"), None)
             self._point = U
         return self._terms
+
+    def _curvature(self, U):
+        """The term's curvature at U (l x n): through a backend made when a Hessian product
+        first asks for it (the trial points of a trust-region step need only costs), and
+        kept beside V, chunked like it."""
+        value, grad, curvature = self._at(U)
+        if curvature is None:
+            curvature = sample_map(lambda part, V: part.label.terms(U, V, part)[2],
+                                   self.data, self.V, sample_axis=1, width=self.shape[0],
+                                   reads="Y")
+            self._terms = value, grad, curvature
+        return curvature
 
     def cost_grad(self, U):
         return self._at(U)[:2]
@@ -647,7 +656,7 @@ class ULossTerm:
     def hessp(self, U, D):
         """For the squared hinge, the generalized Hessian (see `glocal.losses`)."""
         return sample_sum(lambda part, V, S: (S * (D @ V)) @ V.T, self.data, self.V,
-                          self._at(U)[2], reads="")
+                          self._curvature(U), reads="")
 
     @staticmethod
     def apply_rows(blocks, A):
@@ -669,7 +678,7 @@ class ULossTerm:
                 Va = V[:, active]
                 blocks[j] = (Va * s[active]) @ Va.T
             return blocks
-        return sample_sum(grams, self.data, self.V, self._at(U)[2], reads="")
+        return sample_sum(grams, self.data, self.V, self._curvature(U), reads="")
 
 
 def u_cost_grad(U, term, Z, B, data):

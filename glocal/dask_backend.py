@@ -31,7 +31,8 @@ from .groups import group_index
 
 __all__ = ["DaskSamples"]
 
-# The W block needs X^T X (d x d) in memory: through a backend, products with X are passes.
+# Up to this many features the W block keeps X^T X (d x d) in memory: through a backend,
+# products with X are passes. Above it they go through X, chunk by chunk.
 MAX_FEATURES = 4000
 
 

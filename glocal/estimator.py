@@ -88,8 +88,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         trust regions for U and W, conjugate gradients for Z. ``"steepest_descent"``
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
-        Solve the V block by the paper's closed form instead of an optimizer (ignored,
-        as there is no closed form, unless ``loss="squared"`` and ``class_weight=None``).
+        Solve the V block exactly, column by column, instead of by an optimizer on the
+        whole V: by the paper's closed form (``loss="squared"``, ``class_weight=None``),
+        else by Newton's method on every column, run to convergence.
     solver_options : dict, default=None
         Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
         ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated basic-model
@@ -275,16 +276,18 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         With X a Dask array (``pip install glocal[dask]``), the same solver minimizes the
         same objective: every quantity it needs of the samples is a sum over the chunks of
         rows of small statistics (k x k, l x k, d x k, and X^T X and the groups' X_m^T X_m
-        once, d x d) or a chunk-wise map (the closed form of V and P = X W), computed
+        once, d x d) or a chunk-wise map (V, column by column, and P = X W), computed
         where the chunks are; V and P stay there, chunked like X, and each round of the
         solver is a few passes over the chunks. The pymanopt problems of U, W and Z run
         here, on small arrays. On data that fits in memory it gives the in-memory fit's
         result up to rounding. It runs on the default Dask scheduler, or on a cluster once
         a ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
-        remote scheduler (its workers need ``glocal`` installed). Limits: the paper's
-        loss only (``loss="squared"``, ``class_weight=None``, ``v_closed_form=True``), at
-        most 4000 features (X^T X is kept in memory), and ``V_`` and ``groups_`` are then
-        Dask arrays (compute them, or drop them, before pickling the model, as
+        remote scheduler (its workers need ``glocal`` installed). Every ``loss`` fits
+        this way (under one other than the paper's, V is solved by Newton's method column
+        by column and the U block's products are sums over the chunks), with
+        ``class_weight=None`` and ``v_closed_form=True``. Up to 4000 features X^T X is kept
+        in memory; with more, W's products go through X chunk by chunk (no d x d matrix).
+        ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before pickling the model, as
         ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
         workers' memory: every pass then reads it instead of recomputing it).
         """
@@ -499,21 +502,17 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
 
 
 def _dask_data(X, Y, groups, model, options, rng):
-    """`glocal_data` of a Dask X: the paper's loss only, the samples reached through
-    `glocal.dask_backend.DaskSamples`."""
+    """`glocal_data` of a Dask X: the samples reached through
+    `glocal.dask_backend.DaskSamples` (no entry weights, V solved column by column)."""
     from . import dask_backend
 
-    if not LabelFit(model.loss, model.class_weight is not None).quadratic:
-        raise ValueError("GLOCAL on Dask arrays fits the paper's loss only: use "
-                         "loss='squared' and class_weight=None")
+    if model.class_weight is not None:
+        raise ValueError("GLOCAL on Dask arrays weighs every observed entry alike: use "
+                         "class_weight=None")
     if not options.v_closed_form:
-        raise ValueError("GLOCAL on Dask arrays solves V by its closed form: use "
+        raise ValueError("GLOCAL on Dask arrays solves V column by column: use "
                          "v_closed_form=True")
     n_columns = X.shape[1] + model.fit_intercept
-    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
-    if n_columns > max_features:
-        raise ValueError(f"GLOCAL on Dask arrays keeps X^T X in memory: at most "
-                         f"{max_features} features, got {n_columns}")
     X, Y_signed, J = dask_backend.check_training_data(X, Y)
     if model.normalize_rows:  # row by row, so chunk by chunk
         X = X.map_blocks(normalize, dtype=float)
@@ -524,8 +523,9 @@ def _dask_data(X, Y, groups, model, options, rng):
                          chunks=(X.chunks[0], (n_columns,)))
     samples = dask_backend.DaskSamples(groups, sizes)
     data = GlocalData(X, Y_signed, J, None, model.lam, model.lam2, model.lam3, model.lam4,
-                      lam_v=model.lam_v, samples=samples)
-    return with_feature_grams(data), groups, clustering_time
+                      loss=model.loss, lam_v=model.lam_v, samples=samples)
+    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
+    return with_feature_grams(data, max_features=max_features), groups, clustering_time
 
 
 def _solver_options(optimizer, v_closed_form, extra):

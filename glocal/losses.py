@@ -55,14 +55,17 @@ def loss_value_and_gradient(F, Y, C, loss):
     return loss_terms(F, Y, C, loss)[:2]
 
 
-def loss_terms(F, Y, C, loss):
+def loss_terms(F, Y, C, loss, axis=None):
     """Eq. L, its gradient ``C o ell'(F)`` and its curvature ``C o ell''(F)`` (l x n; the
     Hessian in F is this weight entry by entry), from one evaluation of the loss. C may be
-    the scalar 1 (every entry observed, unweighted): no product is formed then."""
+    the scalar 1 (every entry observed, unweighted): no product is formed then. With
+    ``axis=0`` the value is Eq. L's sum over each column (sample) apart, shape (n,)."""
     value, first, second = _terms(loss, F, Y)
     if np.isscalar(C) and C == 1:
-        return float(np.sum(value)), first, second
-    return float(np.sum(C * value)), C * first, C * second
+        value = np.sum(value, axis=axis)
+    else:
+        value, first, second = np.sum(C * value, axis=axis), C * first, C * second
+    return (float(value) if axis is None else value), first, second
 
 
 def balanced_class_weights(Y, J):

@@ -109,6 +109,16 @@ class LabelFit:
         value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, self.loss)
         return value, 0.5 * first, 0.5 * second
 
+    def column_terms(self, U, V, data):
+        """`terms` with the value of every column (sample) apart, shape (n,): the V block
+        separates over the columns (`v_newton`)."""
+        if self.quadratic:
+            R = label_residual(U, V, data)
+            return np.sum(R ** 2, axis=0), R, 1.0 if data.J is None else data.J
+        value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, self.loss,
+                                                 axis=0)
+        return value, 0.5 * first, 0.5 * second
+
     def curvature(self, U, V, data):
         """Half the entry-wise curvature of the term at F = U V, (l x n): J (ones without
         missing entries) for the paper's term, whatever U and V."""
@@ -252,6 +262,15 @@ def feature_product(W, data):
                       width=W.shape[1], reads="X")
 
 
+def feature_squares(data):
+    """The squared norm of every column of X, shape (d,): the diagonal of X^T X."""
+    def squares(part):
+        X = part.X
+        return np.asarray((X.multiply(X) if scipy.sparse.issparse(X) else X * X).sum(axis=0)
+                          ).ravel()
+    return sample_sum(squares, data, reads="X")
+
+
 def feature_label_product(data):
     """X^T Y^T, shape (d, l)."""
     def product(part):
@@ -282,13 +301,15 @@ def score_gram_product(W, A, data):
     return W.T @ moment_product(W @ A, None, data) / data.lam
 
 
-def with_feature_grams(data, memory_limit=2**28):
+def with_feature_grams(data, memory_limit=2**28, max_features=None):
     """Attach the second moments of X when multiplying by them is cheaper than by X.
 
     A product with X^T X costs d^2 per column against 2 nnz(X) through X; the g group
     moments cost g d^2. Each is kept only when cheaper and within ``memory_limit`` bytes.
     Through a backend (``data.samples``) every product with X is a pass over the data, so
-    both are kept whenever they fit, all from one pass.
+    both are kept whenever they fit, all from one pass, and X has at most ``max_features``
+    columns (None: any); with more, the products go through X chunk by chunk (X W and
+    X^T M), and no d x d matrix is formed.
 
     When products go through X and a sparse X in memory has more features than samples, X
     is stored by columns (CSC): X W then reads the d x k W in order and X^T M reads the
@@ -300,7 +321,8 @@ def with_feature_grams(data, memory_limit=2**28):
     nnz = X.nnz if hasattr(X, "nnz") else X.size
     g = data.n_groups
     in_memory = data.samples is None
-    keep_gram = (not in_memory or d * d < 2 * nnz) and 8 * d * d <= memory_limit
+    cheaper = d * d < 2 * nnz if in_memory else max_features is None or d <= max_features
+    keep_gram = cheaper and 8 * d * d <= memory_limit
     keep_groups = (keep_gram and data.has_manifold_terms
                    and (not in_memory or g * d * d < 2 * nnz) and 8 * g * d * d <= memory_limit)
     if not keep_gram:
@@ -592,7 +614,9 @@ def u_label_term(V, data):
 class ULossTerm:
     """The label-fit term of the U block at a fixed V under a loss other than the paper's
     (see `u_label_term`). Cost, gradient and Hessian products at one point share one U V
-    and loss evaluation (`LabelFit.terms`), kept for the last point seen."""
+    and loss evaluation (`LabelFit.terms`), kept for the last point seen. Through a backend
+    they are sums over the chunks of samples, and the curvature at the point stays beside V,
+    chunked like it."""
 
     def __init__(self, V, data):
         self.V, self.data = V, data
@@ -600,17 +624,39 @@ class ULossTerm:
         self._point = self._terms = None
 
     def _at(self, U):
+        """The term's value and half its gradient in U at U (in memory, its curvature
+        too)."""
         if U is not self._point:
-            self._point, self._terms = U, self.data.label.terms(U, self.V, self.data)
+            if self.data.samples is None:  # one evaluation for the three
+                value, R, curvature = self.data.label.terms(U, self.V, self.data)
+                self._terms = value, R @ self.V.T, curvature
+            else:
+                def sums(part, V):
+                    value, R, _ = part.label.terms(U, V, part)
+                    return value, R @ V.T
+                self._terms = (*sample_sum(sums, self.data, self.V, reads="Y"), None)
+            self._point = U
         return self._terms
 
+    def _curvature(self, U):
+        """The term's curvature at U (l x n): through a backend made when a Hessian product
+        first asks for it (the trial points of a trust-region step need only costs), and
+        kept beside V, chunked like it."""
+        value, grad, curvature = self._at(U)
+        if curvature is None:
+            curvature = sample_map(lambda part, V: part.label.terms(U, V, part)[2],
+                                   self.data, self.V, sample_axis=1, width=self.shape[0],
+                                   reads="Y")
+            self._terms = value, grad, curvature
+        return curvature
+
     def cost_grad(self, U):
-        value, R, _ = self._at(U)
-        return value, R @ self.V.T
+        return self._at(U)[:2]
 
     def hessp(self, U, D):
         """For the squared hinge, the generalized Hessian (see `glocal.losses`)."""
-        return (self._at(U)[2] * (D @ self.V)) @ self.V.T
+        return sample_sum(lambda part, V, S: (S * (D @ V)) @ V.T, self.data, self.V,
+                          self._curvature(U), reads="")
 
     @staticmethod
     def apply_rows(blocks, A):
@@ -624,14 +670,15 @@ class ULossTerm:
         squared hinge most entries are inactive (measured at 70% observed: 14% active on
         bibtex, 38% on Arts), and no n x k^2 matrix of outer products is formed.
         """
-        k = self.V.shape[0]
-        curvature = self._at(U)[2]
-        blocks = np.empty((curvature.shape[0], k, k))
-        for j, s in enumerate(curvature):
-            active = np.flatnonzero(s)
-            Va = self.V[:, active]
-            blocks[j] = (Va * s[active]) @ Va.T
-        return blocks
+        def grams(part, V, curvature):
+            k = V.shape[0]
+            blocks = np.empty((curvature.shape[0], k, k))
+            for j, s in enumerate(curvature):
+                active = np.flatnonzero(s)
+                Va = V[:, active]
+                blocks[j] = (Va * s[active]) @ Va.T
+            return blocks
+        return sample_sum(grams, self.data, self.V, self._curvature(U), reads="")
 
 
 def u_cost_grad(U, term, Z, B, data):
@@ -721,12 +768,19 @@ def v_mean_column_hessian(U, curvature, data):
     return U.T @ (mean_curvature[:, None] * U) + (data.lam + data.v_weight) * np.eye(U.shape[1])
 
 
-def v_decrease(V, V_new, U, data):
-    """Eq. (6)'s cost at V minus its cost at its minimizer V_new (from `v_closed_form`).
+def v_decrease(V, V_new, U, data, P=None):
+    """Eq. (6)'s cost at V minus its cost at its minimizer V_new (from `v_solution`).
 
-    The block is a quadratic with halved Hessian D -> U^T (J o (U D)) + (lam + lam_v) D, so
-    the drop is that form at D = V - V_new: one product with U instead of two costs.
+    Under the paper's term the block is a quadratic with halved Hessian
+    D -> U^T (J o (U D)) + (lam + lam_v) D, so the drop is that form at D = V - V_new: one
+    product with U instead of two costs. Under another loss it is the difference of the two
+    costs (``P`` = X W is then read).
     """
+    if not data.label.quadratic:
+        return sample_sum(lambda part, V, V_new, P: float(np.sum(
+            _v_column_costs(U, V, P.T, part)[0] - _v_column_costs(U, V_new, P.T, part)[0])),
+            data, V, V_new, P, reads="Y")
+
     def decrease(part, V, V_new):
         D = V - V_new
         if part.J is None:
@@ -772,6 +826,91 @@ def v_closed_form(U, P, data, chunk=4096):
             V[:, cols] = np.linalg.solve(systems, rhs[:, cols].T[..., None])[..., 0].T
         return V
     return sample_map(columns, data, P, sample_axis=1, width=k, reads="Y")
+
+
+def v_solution(U, P, V, data):
+    """The minimizer of Eq. (6), column by column: the paper's closed form for its quadratic
+    term (`v_closed_form`), else Newton's method from V (`v_newton`)."""
+    if data.label.quadratic:
+        return v_closed_form(U, P, data)
+    return v_newton(U, P, V, data)
+
+
+def v_newton(U, P, V, data, chunk=4096, max_iter=50):
+    """Eq. (6) under a label term that is not quadratic, solved column by column by Newton's
+    method with backtracking, from V.
+
+    The block separates over the columns: v_i minimizes
+    sum_j c_ji ell(y_ji, u_j^T v_i) + lam ||v_i - p_i||^2 + lam_v ||v_i||^2, strongly convex
+    (lam > 0), whose Hessian is the k x k block of `v_column_hessians` (for the squared
+    hinge the generalized Hessian: the steps end once the active entries settle). Every
+    column iterates on its own until its Newton decrement vanishes to rounding, so the
+    solution does not depend on how the columns are chunked: a fit through a backend
+    reproduces the in-memory one. Columns go ``chunk`` at a time (n x k x k blocks).
+    """
+    def columns(part, V, P):
+        V = np.array(V, dtype=float)
+        for start in range(0, V.shape[1], chunk):
+            cols = np.arange(start, min(start + chunk, V.shape[1]))
+            V[:, cols] = _newton_columns(U, V[:, cols], P[cols].T, _column_part(part, cols),
+                                         max_iter)
+        return V
+    return sample_map(columns, data, V, P, sample_axis=1, width=U.shape[1], reads="Y")
+
+
+def _column_part(data, cols):
+    """The data of the samples ``cols`` (their labels, mask and weights; not X)."""
+    def take(A):
+        return None if A is None else A[:, cols]
+    return replace(data, X=None, Y=take(data.Y), J=take(data.J), weights=take(data.weights),
+                   group_index=None, samples=None)
+
+
+def _v_column_costs(U, V, Pt, data):
+    """Eq. (6)'s cost of every column of V (P^T given), with the label term's half
+    gradient and half curvature in U V."""
+    value, R, curvature = data.label.column_terms(U, V, data)
+    value = value + data.lam * np.sum((V - Pt) ** 2, axis=0) + data.v_weight * np.sum(V ** 2,
+                                                                                      axis=0)
+    return value, R, curvature
+
+
+def _newton_columns(U, V, Pt, data, max_iter, max_halvings=40):
+    """`v_newton` on a few columns (k x m), each column stopping on its own."""
+    V = V.copy()
+    todo = np.arange(V.shape[1])
+    for _ in range(max_iter):
+        if not todo.size:
+            break
+        part, Vs, Ps = _column_part(data, todo), V[:, todo], Pt[:, todo]
+        value, R, curvature = _v_column_costs(U, Vs, Ps, part)
+        grad = U.T @ R + data.lam * (Vs - Ps) + data.v_weight * Vs  # half the gradient
+        hessians = v_column_hessians(U, Vs, part, curvature=np.broadcast_to(curvature,
+                                                                            R.shape))
+        step = -np.linalg.solve(hessians, grad.T[..., None])[..., 0].T
+        slope = 2.0 * np.sum(grad * step, axis=0)  # the cost's derivative along the step
+        # Converged: the decrease Newton's model promises is rounding. Close to it a cost
+        # cannot tell a decrease from rounding, and Newton's full step is taken unchecked.
+        scale = np.maximum(value, 1.0)
+        moving = -slope > 1e-24 * scale
+        full = moving & (-slope <= 1e-12 * scale)
+        Vs[:, full] += step[:, full]
+        rate = np.ones(todo.size)
+        pending = np.flatnonzero(moving & ~full)
+        for _ in range(max_halvings):  # Armijo backtracking, column by column
+            if not pending.size:
+                break
+            trial = Vs[:, pending] + rate[pending] * step[:, pending]
+            trial_value = _v_column_costs(U, trial, Ps[:, pending],
+                                          _column_part(part, pending))[0]
+            accepted = trial_value <= value[pending] + 1e-4 * rate[pending] * slope[pending]
+            Vs[:, pending[accepted]] = trial[:, accepted]
+            pending = pending[~accepted]
+            rate[pending] /= 2.0
+        moving[pending] = False  # no decrease left above rounding
+        V[:, todo] = Vs
+        todo = todo[moving]
+    return V
 
 
 # --- Block W (Eq. 8): U, V, Z fixed ----------------------------------------------

@@ -189,11 +189,12 @@ class WPreconditioner:
     C (x) Hbar + lam2 I that two eigendecompositions invert. Without the manifold terms
     (Hbar = lam I) a Cholesky factor of lam C + lam2 I inverts it exactly and cheaply.
 
-    With more than ``max_dense_features`` features but at most that many samples, the
-    basic model's inverse is applied through the Woodbury identity
+    With more than ``max_dense_features`` features but at most that many samples, in
+    memory, the basic model's inverse is applied through the Woodbury identity
     (lam C + lam2 I)^-1 = (I - lam X^T (lam X X^T + lam2 I)^-1 X) / lam2, from a Cholesky
     factor of the n x n matrix (no d x d matrix); it then also stands in for the blocks with
-    manifold terms. With both above the limit, C is replaced by its diagonal.
+    manifold terms. With both above the limit, or through a backend that keeps no X^T X,
+    C is replaced by its diagonal.
 
     Calling the object applies the basic model's inverse; `for_weights` gives the one for a
     block with manifold terms.
@@ -205,19 +206,20 @@ class WPreconditioner:
         self._X = X
         self._lam, self._lam2 = data.lam, data.lam2
         self._fractions = data.group_fractions
-        self._dense = d <= max_dense_features
+        in_memory = data.samples is None
+        # Through a backend, X^T X is at hand when the data kept it (`with_feature_grams`).
+        self._dense = d <= max_dense_features and (in_memory or data.gram is not None)
         self._dual = None
         if self._dense:
             self._gram = data.gram if data.gram is not None else obj._dense(X.T @ X)
             self._factor = scipy.linalg.cho_factor(self._lam * self._gram
                                                    + self._lam2 * np.eye(d), overwrite_a=True)
             self._eigen = None  # eigendecomposition of C, made when first needed
-        elif n <= max_dense_features:
+        elif n <= max_dense_features and in_memory:
             self._dual = scipy.linalg.cho_factor(self._lam * obj._dense(X @ X.T)
                                                  + self._lam2 * np.eye(n), overwrite_a=True)
         else:
-            squares = X.multiply(X) if hasattr(X, "multiply") else X * X
-            self._eigen = (np.asarray(squares.sum(axis=0)).ravel(), None)
+            self._eigen = (obj.feature_squares(data), None)
 
     def __call__(self, point, vector):
         if self._dense:

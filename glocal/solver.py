@@ -10,8 +10,9 @@ Block map (block -> `glocal.objective` functions -> `glocal.problems` problem ->
 
     Z  Eq. (5)  z_cost_grad, z_hessp; B from label_side_weights
                 -> z_problem (unit-norm rows, `glocal.manifolds`)   -> Algorithm 1, lines 3-5
-    V  Eq. (6)  v_closed_form (the paper's), or v_cost_grad, v_hessp, v_column_hessians
-                -> v_problem                 -> line 6 (`v_block`; `v_by_closed_form` decides)
+    V  Eq. (6)  v_solution: column by column, v_closed_form (the paper's loss) or v_newton
+                (another loss); or v_cost_grad, v_hessp, v_column_hessians
+                -> v_problem                 -> line 6 (`v_block`; options.v_closed_form)
     U  Eq. (7)  u_cost_grad, u_hessp, u_row_hessians of a u_label_term
                 -> u_problem                                         -> line 7
     W  Eq. (8)  w_cost_grad, w_hessp; H from feature_side_weights
@@ -48,7 +49,9 @@ class SolverOptions:
         for a visit where they leave a non-stationary Z unchanged, see `_solve_block`).
         ``"steepest_descent"`` with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool
-        Solve the V block by the paper's column-wise closed form (exact and fast).
+        Solve the V block exactly, column by column: by the paper's closed form, or under
+        another loss by Newton's method on every column (`objective.v_newton`); else by a
+        pymanopt problem on the whole V.
     block_max_iter : int
         Iteration cap of each block optimizer per visit.
     init : {"ridge", "random"}
@@ -173,7 +176,8 @@ def _solve_and_free(block, problem, start, options):
 def v_by_closed_form(label, options):
     """Whether the V block is solved by the paper's closed form (Eq. (6) column by column):
     asked for (``options.v_closed_form``) and possible, the label fit ``label`` (an
-    `objective.LabelFit`) being the paper's quadratic term. Else V is a pymanopt problem."""
+    `objective.LabelFit`) being the paper's quadratic term. Else V is solved by Newton's
+    method column by column (``options.v_closed_form``) or is a pymanopt problem."""
     return options.v_closed_form and label.quadratic
 
 
@@ -270,11 +274,11 @@ class _SampleBlocks:
         objective. The closed form's decrease costs one product with U: skipped (0.0) with
         ``track=False``, where nobody reads it."""
         P = self._product(W)
-        if not v_by_closed_form(self.data.label, self.options):
+        if not self.options.v_closed_form:
             problem = problems.v_problem(U, P, self.data, V)
             return _solve_and_free("V", problem, V, self.options)
-        new = obj.v_closed_form(U, P, self.data)
-        return new, (obj.v_decrease(V, new, U, self.data) if track else 0.0)
+        new = obj.v_solution(U, P, V, self.data)
+        return new, (obj.v_decrease(V, new, U, self.data, P) if track else 0.0)
 
     def label_side_weights(self, W):
         return obj.label_side_weights(self._product(W), self.data)

@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from glocal import GLOCAL
+from glocal.protocol import sample_observed
 
 from test_dask import KW, _problem, _same_fit, require
 
@@ -60,3 +62,43 @@ def test_data_generated_on_the_workers(client):
     scores = model.decision_function(X)
     assert isinstance(scores, da.Array) and scores.shape == (n_chunks * rows, l)
     assert np.isfinite(scores.compute()).all()
+
+
+def _wide_sparse(n=4200, d=4500, l=5, seed=5):
+    """More features than the d x d moments are kept for (and more samples than the
+    in-memory W preconditioner's n x n factor is made for): W's products go through X."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.002, format="csr", random_state=seed)
+    X = X + sp.csr_matrix((np.ones(n), (np.arange(n), rng.integers(0, 50, n))), shape=(n, d))
+    scores = X[:, :50] @ rng.standard_normal((50, l)) + 0.3 * rng.standard_normal((n, l))
+    Y = sample_observed((scores > 0).astype(float), 0.7, random_state=seed)
+    return X.tocsr(), Y, rng.integers(0, 3, n)
+
+
+@pytest.mark.parametrize("wide_sparse", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["dense", "wide-sparse"])
+def test_squared_hinge_through_a_client_matches_the_in_memory_fit(client, wide_sparse):
+    """The recommended estimator (squared hinge, intercept, lam_v=0) on the workers: V
+    solved chunk by chunk, the U block's loss terms and, for a sparse X of 4500 features,
+    the W block's products with X summed over the chunks; the in-memory objective history
+    and point to 1e-8."""
+    kw = dict(KW, loss="squared_hinge", fit_intercept=True, lam_v=0.0)
+    if wide_sparse:
+        X, Y, groups = _wide_sparse()
+        rows = 1400
+        X_dask = da.concatenate([da.from_array(X[start:start + rows], chunks=-1, asarray=False)
+                                 for start in range(0, X.shape[0], rows)]).persist()
+    else:
+        X, Y, groups = _problem(seed=5)
+        rows = 60
+        X_dask = da.from_array(X, chunks=rows).persist()
+    in_memory = GLOCAL(**kw).fit(X, Y, groups=groups)
+    on_dask = GLOCAL(**kw).fit(X_dask, da.from_array(Y, chunks=rows).persist(), groups=groups)
+    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_,
+                               rtol=1e-8)
+    np.testing.assert_allclose(on_dask.init_objective_history_,
+                               in_memory.init_objective_history_, rtol=1e-8)
+    for name in ("U_", "W_", "intercept_"):
+        a, b = getattr(in_memory, name), getattr(on_dask, name)
+        np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-8 * np.abs(a).max())
+    assert on_dask.V_.chunks[1] == X_dask.chunks[0]

@@ -235,3 +235,19 @@ def test_v_closed_form_with_lam_v_is_the_minimizer(make_problem, missing):
     V_star = obj.v_closed_form(U, P, data)
     gradient = obj.v_cost_grad(V_star, U, P, data)[1]
     assert np.max(np.abs(gradient)) < 1e-10 * np.max(np.abs(obj.v_cost_grad(V, U, P, data)[1]))
+
+
+def test_v_newton_is_the_minimizer_whatever_the_chunks(case):
+    """Newton's method column by column ends at a zero gradient of the V block, and every
+    column's iterations are its own: solving the columns 7 at a time changes nothing."""
+    data, (U, V, W, Z), *_ = case
+    P = data.X @ W
+    V_star = obj.v_newton(U, P, V, data)
+    gradient = obj.v_cost_grad(V_star, U, P, data)[1]
+    assert np.max(np.abs(gradient)) < 1e-9 * np.max(np.abs(obj.v_cost_grad(V, U, P, data)[1]))
+    np.testing.assert_allclose(obj.v_newton(U, P, V, data, chunk=7), V_star, rtol=1e-12,
+                               atol=1e-12 * np.abs(V_star).max())
+    # The block's decrease is the difference of its costs.
+    close(obj.v_decrease(V, V_star, U, data, P),
+          obj.v_cost_grad(V, U, P, data)[0] - obj.v_cost_grad(V_star, U, P, data)[0],
+          rtol=1e-10)

@@ -8,7 +8,7 @@ persisted). The labels (0/1 bytes, no missing entries: l/(8d) of X's size) are p
 the workers, as are V and P = X W (k x n each, by the fit). The workers are separate
 processes with ``--memory-limit`` each and one thread (one BLAS thread).
 
-Prints the data size, the time of the input checks, group counts and warm start, the median
+Prints the data size, the time of the input checks, group counts and basic-model initialisation, the median
 time of an outer iteration of Algorithm 1, and the peak resident memory of
 each worker (sampled every ``--sample-every`` seconds), and, as an anchor measured in the
 same process, the in-memory fit of the first ``--anchor-rows`` rows per outer iteration.
@@ -103,7 +103,7 @@ def _per_round(start, stamps):
 
 
 def fit_timed(model, X, Y, groups):
-    """Fit, recording the clock after every warm-start round and outer iteration."""
+    """Fit, recording the clock after every round of the basic-model initialisation and outer iteration."""
     stamps = {"init": [], "main": []}
 
     tic = time.perf_counter()
@@ -180,8 +180,9 @@ def main():
     times = model.fit_times_
     print(f"fit: {total:.1f} s in total: input checks and the d x d moments "
           f"{total - sum(times.values()):.1f} s, group counts {times['clustering']:.1f} s, "
-          f"warm start {times['init']:.1f} s for {model.n_init_iter_} rounds (its initial "
-          f"point included), main loop {times['main']:.1f} s for {model.n_iter_} iterations")
+          f"basic-model initialisation {times['init']:.1f} s for {model.n_init_iter_} "
+          f"rounds (its initial point included), main loop {times['main']:.1f} s for "
+          f"{model.n_iter_} iterations")
     print(f"time per outer iteration: {iteration:.1f} s at n={n:.3g} on {args.workers} "
           f"workers; in memory at n={rows:.3g}: {anchor_iteration:.2f} s "
           f"(ratio {iteration / anchor_iteration:.1f} for {n / rows:.0f}x the rows)")

@@ -9,7 +9,7 @@ ratio    Real data (``--datasets``, training part of one 60/40 split) and a synt
          sparse text-like set (n = 3600, d = 50,000, l = 101, 0.15% non-zeros). GLOCAL at
          its defaults on the observed entries at rho = 1 and rho = 0.3, against BR(C=0.1)
          on all labels of the same rows. The objective GLOCAL reaches is compared with the
-         old solver's setting (unaccelerated warm start, ``init_acceleration=0``).
+         old solver's setting (unaccelerated basic-model initialisation, ``init_acceleration=0``).
 scaling  Dense Gaussian data, n in ``--sizes``, d = 100, l = 20: GLOCAL against
          scikit-learn's multi-output ``Ridge``; the log-log slope of fit time against n,
          for the whole fit and for the solver alone (the same fit given the groups it found);

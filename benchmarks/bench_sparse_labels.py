@@ -110,7 +110,7 @@ def main():
         peak, cpu = traced_fit(fitted, X, labels)
         print(f"{name}: peak traced {peak:.1f} MiB = {peak * MiB / X.nbytes:.2f} x X "
               f"= {peak * MiB / dense_bytes:.3f} x one dense l x n array; "
-              f"fit {cpu:.1f} CPU s ({fitted.n_init_iter_} warm-start rounds, "
+              f"fit {cpu:.1f} CPU s ({fitted.n_init_iter_} initialisation rounds, "
               f"{fitted.n_iter_} outer iterations), final objective "
               f"{fitted.objective_history_[-1]:.6g}")
     resident = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / MiB

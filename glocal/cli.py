@@ -118,7 +118,7 @@ def build_parser():
                                 "(16 k-means clusters, given to the GLOCAL family as groups; "
                                 "the family then tunes its correlation weights lam3, lam4); "
                                 "default: on when GLObal or loCAL is among the methods")
-    reproduce.add_argument("--jobs", type=int, default=1, metavar="N",
+    reproduce.add_argument("--jobs", type=_n_jobs, default=1, metavar="N",
                            help="parallel fits during cross-validation (default 1; -1: one "
                                 "per CPU core)")
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -154,7 +154,7 @@ def build_parser():
                           "explicitly replaces its part of that model or grid")
     fit.add_argument("--cv-folds", type=int, default=3, metavar="N",
                      help="with --cv: number of cross-validation folds (default 3)")
-    fit.add_argument("--jobs", type=int, default=1, metavar="N",
+    fit.add_argument("--jobs", type=_n_jobs, default=1, metavar="N",
                      help="with --cv: folds fitted in parallel (default 1; -1: one per CPU "
                           "core)")
     fit.add_argument("--loss", choices=("squared", "squared_hinge", "logistic"),
@@ -589,6 +589,18 @@ def _fractions(text):
         return [float(value) for value in _names(text)]
     except ValueError:
         raise ValueError(f"--rho takes comma-separated numbers, got {text!r}") from None
+
+
+def _n_jobs(text):
+    """A joblib job count: a positive number, or -1 (-2, ...) for all CPU cores (but 1, ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must not be 0 (use 1 or more, or -1 for one per "
+                                         "CPU core)")
+    return value
 
 
 def _fraction(text):

@@ -175,6 +175,21 @@ def test_cv_options_errors_are_one_line(files, capsys, args, message):
     assert len(err.strip().splitlines()) == 1 and message in err, err
 
 
+@pytest.mark.parametrize("command", ["fit", "reproduce"])
+@pytest.mark.parametrize("jobs, message", [("0", "must not be 0"),
+                                           ("two", "not a whole number")])
+def test_jobs_must_be_a_nonzero_whole_number(files, capsys, command, jobs, message):
+    tmp, train, _ = files
+    args = (["fit", str(train), "--model", str(tmp / "m.skops"), "--cv"]
+            if command == "fit" else ["reproduce", "--quick", "--out", str(tmp / "out")])
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "--jobs", jobs])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and "--jobs" in err[-1], err
+    assert not (tmp / "m.skops").exists() and not (tmp / "out").exists()
+
+
 def test_outputs_are_never_overwritten_without_force(files, capsys):
     tmp, train, test = files
     model, scores = tmp / "m.skops", tmp / "s.csv"

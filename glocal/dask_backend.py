@@ -163,16 +163,28 @@ def check_training_data(X, Y):
                            for x, y in zip(_blocks(X), _blocks(Y))])[0]
     finite, largest, bad, n_observed, n_positive = zip(*checks)
     if not all(finite):
-        raise ValueError("Input X contains NaN or infinity")
+        raise ValueError(f"Input X contains NaN or infinity (in {_chunk_name(X, finite)})")
     if max(largest) * np.sqrt(X.size) > _validation.MAX_FEATURE_NORM:
         raise ValueError(f"X is too large for float64 arithmetic: its norm may exceed "
                          f"{_validation.MAX_FEATURE_NORM:.3g}; rescale X")
     n_observed = sum(n_observed)
-    _validation.check_label_counts(np.unique(np.concatenate(bad))[:5], n_observed,
-                                   sum(n_positive))
+    try:
+        _validation.check_label_counts(np.unique(np.concatenate(bad))[:5], n_observed,
+                                       sum(n_positive))
+    except ValueError as exc:
+        clean = [not len(values) for values in bad]
+        where = f" (in {_chunk_name(X, clean)})" if not all(clean) else ""
+        raise ValueError(f"{exc}{where}") from None
     observed = ~da.isnan(Y)
     J = None if (n_observed == n).all() else observed.T.astype(np.float64)
     return X, _validation.signed_labels(Y, observed), J
+
+
+def _chunk_name(X, good):
+    """The first chunk of rows whose flag in ``good`` is False, named for an error message."""
+    index = list(good).index(False)
+    start = int(np.sum(X.chunks[0][:index]))
+    return f"chunk {index} of the rows, rows {start} to {start + X.chunks[0][index] - 1}"
 
 
 def _chunk_checks(X, Y):

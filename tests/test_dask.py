@@ -116,6 +116,17 @@ def test_bad_dask_input_is_a_clear_value_error(change, message):
                                                groups=groups)
 
 
+@pytest.mark.parametrize("damage, message", [
+    (lambda X, Y: X.__setitem__((55, 3), np.inf), "NaN or infinity"),
+    (lambda X, Y: Y.__setitem__((57, 1), 2.0), "only 0, 1 or NaN"),
+])
+def test_bad_values_name_their_chunk(damage, message):
+    X, Y, _ = _problem(n=80)
+    damage(X, Y)  # row 55 or 57: the third chunk of 25 rows, rows 50 to 74
+    with pytest.raises(ValueError, match=f"{message}.*chunk 2 of the rows, rows 50 to 74"):
+        GLOCAL().fit(da.from_array(X, chunks=25), da.from_array(Y, chunks=25))
+
+
 def test_squared_hinge_fits_like_in_memory():
     """The recommended estimator (squared hinge, intercept, lam_v=0): V solved chunk by
     chunk, the U block's loss terms summed over chunks, the in-memory answer."""

@@ -70,7 +70,7 @@ def build_parser():
                      "synthetic data",
         description="Fit a one-vs-rest LinearSVC (BR, each label on the rows where it is "
                     "observed), the paper's GLOCAL and the recommended GLOCALCV on the "
-                    "built-in synthetic data with 30%% and with all of the training labels "
+                    "built-in synthetic data with 30 % and with all of the training labels "
                     "observed, and print the paper's four measures and the fit times.")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.add_argument("--observed", type=_fraction,

@@ -47,8 +47,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     with ``loss`` choosing ell (``"squared"``: (f - y)^2, the paper's; ``"squared_hinge"``:
     max(0, 1 - y f)^2, LinearSVC's; ``"logistic"``: log(1 + exp(-y f))), ``class_weight``
     the weights c_ji (1, or per-label balanced) and ``lam_v`` (lam2 unless given). With a
-    loss other than the squared one, or class weights, V has no closed form and is solved
-    by preconditioned trust regions like U and W. ``normalize_rows=True`` minimizes the
+    loss other than the squared one, or class weights, V has no closed form: with
+    ``v_closed_form=True`` each of its columns is solved by Newton's method, else the whole
+    block by preconditioned trust regions like U and W. ``normalize_rows=True`` minimizes the
     same objective with every column x_i of X replaced by x_i / ||x_i||.
 
     Parameters
@@ -462,8 +463,7 @@ def glocal_data(X, Y, groups, model, options, rng, cache=None):
     """
     if _validation.is_dask_array(X):
         return _dask_data(X, Y, groups, model, options, rng)
-    return _in_memory_data(X, Y, groups, model, options, rng,
-                           FitCache() if cache is None else cache)
+    return _in_memory_data(X, Y, groups, model, options, rng, cache)
 
 
 def _in_memory_data(X, Y, groups, model, options, rng, cache):
@@ -474,7 +474,10 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
                                    options)
     X = _validation.check_features(X)
     Y_signed, J = _validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
-    cache._check_features(X)
+    if cache is None:
+        cache = FitCache()
+    else:  # a fresh cache has nothing to guard: hash X only for a cache that is reused
+        cache._check_features(X)
     if model.normalize_rows:
         X = normalize(X)
     n_samples = X.shape[0]

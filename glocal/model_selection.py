@@ -95,7 +95,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     row of ones appended (its row w_0 of W gives the label biases U w_0, regularized with W)
     and, when CV chose ``normalize_rows``, every sample scaled to unit norm first. Labels
     are scored by U W^T x. This is not the paper's model: ``GLOCAL()`` keeps the paper's
-    Eq. ``eqn:opt`` as its default, and ``GLOCALCV(GLOCAL())`` tunes that one.
+    Eq. (4) as its default, and ``GLOCALCV(GLOCAL())`` tunes that one.
 
     The `sklearn.linear_model.RidgeCV` of this library: ``fit`` scores every setting of
     ``param_grid`` by k-fold cross-validation, refits the best setting on all the data, and

@@ -214,12 +214,6 @@ class GlocalData:
         return self.lam2 if self.lam_v is None else self.lam_v
 
     @property
-    def is_paper_loss(self):
-        """The paper's unweighted squared error: U and V blocks are quadratic
-        (``label.quadratic``)."""
-        return self.label.quadratic
-
-    @property
     def entry_weights(self):
         """c_ji of Eq. L in `glocal.losses`: ``weights``, else J; the scalar 1.0 when J is
         None (every entry observed), not an l x n array of ones made at every call."""
@@ -611,6 +605,9 @@ def u_label_term(V, data):
     return u_statistics(V, data) if data.label.quadratic else ULossTerm(V, data)
 
 
+_NO_POINT = object()  # no U evaluated yet: a sentinel that no argument of `_at` can be
+
+
 class ULossTerm:
     """The label-fit term of the U block at a fixed V under a loss other than the paper's
     (see `u_label_term`). Cost, gradient and Hessian products at one point share one U V
@@ -621,7 +618,7 @@ class ULossTerm:
     def __init__(self, V, data):
         self.V, self.data = V, data
         self.shape = (data.Y.shape[0], V.shape[0])
-        self._point = self._terms = None
+        self._point, self._terms = _NO_POINT, None
 
     def _at(self, U):
         """The term's value and half its gradient in U at U (in memory, its curvature
@@ -851,9 +848,9 @@ def v_newton(U, P, V, data, chunk=4096, max_iter=50):
     def columns(part, V, P):
         V = np.array(V, dtype=float)
         for start in range(0, V.shape[1], chunk):
-            cols = np.arange(start, min(start + chunk, V.shape[1]))
-            V[:, cols] = _newton_columns(U, V[:, cols], P[cols].T, _column_part(part, cols),
-                                         max_iter)
+            cols = slice(start, start + chunk)
+            columns = part if chunk >= V.shape[1] else _column_part(part, cols)
+            V[:, cols] = _newton_columns(U, V[:, cols], P[cols].T, columns, max_iter)
         return V
     return sample_map(columns, data, V, P, sample_axis=1, width=U.shape[1], reads="Y")
 
@@ -882,11 +879,12 @@ def _newton_columns(U, V, Pt, data, max_iter, max_halvings=40):
     for _ in range(max_iter):
         if not todo.size:
             break
-        part, Vs, Ps = _column_part(data, todo), V[:, todo], Pt[:, todo]
+        # Every column at the first iteration: no copy of the labels then.
+        part = data if todo.size == V.shape[1] else _column_part(data, todo)
+        Vs, Ps = V[:, todo], Pt[:, todo]
         value, R, curvature = _v_column_costs(U, Vs, Ps, part)
         grad = U.T @ R + data.lam * (Vs - Ps) + data.v_weight * Vs  # half the gradient
-        hessians = v_column_hessians(U, Vs, part, curvature=np.broadcast_to(curvature,
-                                                                            R.shape))
+        hessians = v_column_hessians(U, Vs, part, curvature=curvature)
         step = -np.linalg.solve(hessians, grad.T[..., None])[..., 0].T
         slope = 2.0 * np.sum(grad * step, axis=0)  # the cost's derivative along the step
         # Converged: the decrease Newton's model promises is rounding. Close to it a cost

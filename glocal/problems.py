@@ -118,8 +118,8 @@ def u_problem(V, Z, B, data, U=None, term=None):
 
 
 def v_problem(U, P, data, V=None, max_block_entries=2**24):
-    """Eq. (6): V with U, W fixed (the alternative to `objective.v_closed_form`, and the
-    only way under a loss other than the paper's).
+    """Eq. (6): V with U, W fixed, as one pymanopt problem (``v_closed_form=False``; the
+    alternative to the column-by-column solve of `objective.v_solution`).
 
     Preconditioned, under the paper's loss, by the inverse of the per-column Hessian blocks
     (`objective.v_column_hessians`; exact, the block being quadratic) or, when the n blocks

@@ -2,7 +2,8 @@
 
 `glocal_fit` is Algorithm 1 read line by line; it takes and returns plain arrays and knows
 nothing of scikit-learn. Every block update is a pymanopt problem from `glocal.problems`
-(V may use the paper's closed form instead) and never increases the objective: a block whose
+(V may instead be solved exactly column by column: the paper's closed form, or Newton's
+method under another loss) and never increases the objective: a block whose
 optimizer ends above its starting cost keeps its starting point. Equation numbers are the
 paper's (Zhu, Kwok & Zhou, TKDE 2018).
 
@@ -271,8 +272,9 @@ class _SampleBlocks:
 
     def v_block(self, U, W, V, track=False):
         """The V block (Eq. (6)) at (U, W), from V: the new V and the decrease of the
-        objective. The closed form's decrease costs one product with U: skipped (0.0) with
-        ``track=False``, where nobody reads it."""
+        objective. The decrease (one product with U for the closed form, two costs of the
+        block under another loss) is skipped (0.0) with ``track=False``, where nobody reads
+        it."""
         P = self._product(W)
         if not self.options.v_closed_form:
             problem = problems.v_problem(U, P, self.data, V)

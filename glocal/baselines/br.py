@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import _liblinear
 from sklearn.utils import check_random_state
+from sklearn.utils.extmath import row_norms
 from sklearn.utils._param_validation import Interval
 
 from .._base import MultiLabelMixin
@@ -94,8 +95,8 @@ class BR(MultiLabelMixin, BaseEstimator):
         # regularization's: liblinear's dual coordinate descent then converged in about a
         # dozen passes over the rows on every such data set measured, twice as fast as the
         # primal Newton solver.
-        row_norms = np.asarray(X_csr.multiply(X_csr).sum(axis=1)).ravel()
-        small_rows = 2 * self.C * (row_norms.max(initial=0.0) + 1) <= 1
+        squared_norms = row_norms(X_csr, squared=True)
+        small_rows = 2 * self.C * (squared_norms.max(initial=0.0) + 1) <= 1
         rng = check_random_state(self.random_state)
         n_labels = Y_signed.shape[0]
         self.coef_ = np.zeros((n_labels, X.shape[1]))

@@ -287,8 +287,11 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
         with warnings.catch_warnings():
             # A fold's label warnings repeat, by index, what the fit below says by name.
             warnings.simplefilter("ignore", LabelWarning)
-            estimator.set_params(**_tune(estimator, grid, X_train, Y_observed, n_jobs,
-                                         _seed(seed, rep)))
+            # 5-fold CV on the observed labels, the same shuffled folds and scorer for
+            # every method (GLOCALCV's paths for the GLOCAL family).
+            estimator.set_params(**select_hyperparameters(
+                estimator, grid, X_train, Y_observed, n_jobs=n_jobs,
+                random_state=_seed(seed, rep)))
     tuning = time.perf_counter() - tic
     tic = time.perf_counter()
     with named_label_warnings(label_names):
@@ -322,14 +325,6 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
     for part in ("prediction", "recovery", "small"):
         row.update({f"{part}_{m}": scores.get(part, {}).get(m, np.nan) for m in MEASURES})
     return row
-
-
-def _tune(estimator, grid, X, Y, n_jobs, seed):
-    """The best parameters of ``grid`` by 5-fold cross-validation on the observed labels
-    (`glocal.model_selection.select_hyperparameters`: `GLOCALCV`'s warm-started lam2 paths,
-    with k-means and moments shared per fold, for the GLOCAL family; the same shuffled folds
-    and scorer for every method)."""
-    return select_hyperparameters(estimator, grid, X, Y, n_jobs=n_jobs, random_state=seed)
 
 
 def _grid_keys(grid):

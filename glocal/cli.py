@@ -462,12 +462,11 @@ def _read_model(path):
     """What 'glocal fit' saved: the model with its label and feature names (see
     `glocal.persistence.load_model`: nothing in the file is executed)."""
     import numpy as np
-    import scipy.sparse as sp
 
-    saved = load_model(path)
+    saved = load_model(path)  # it has checked that the model scores a row of its features
     model, labels = saved["model"], saved.get("label_names")
     features, rows = saved.get("feature_names"), saved.get("training_rows")
-    n_labels = model.decision_function(sp.csr_matrix((1, model.n_features_in_))).shape[1]
+    n_labels = model.U_.shape[0]
     if not (_strings(labels) and len(labels) == n_labels and _strings(features)
             and len(features) in (0, model.n_features_in_)
             and saved.get("index_base") in (None, 0, 1)

@@ -983,3 +983,55 @@ def z_hessp(D, U, B):
 def _apply_label_laplacian_weights(Z, U, B):
     """U B_m U^T Z_m for every group, without forming the l x l matrices."""
     return U @ (B @ (U.T @ Z))  # batched products: BLAS, not einsum
+
+
+# --- Rescaling: U, V and W jointly, along the directions that leave U V and U W^T X fixed ------
+
+def rebalance(U, V, W, data, P=None):
+    """The point (U A, A^-1 V, W A^-T) of lowest objective over invertible k x k A, and the
+    decrease of the objective from (U, V, W) to it.
+
+    U V and U W^T X, hence the label fit and both manifold terms of Eq. (4), do not depend
+    on A; the rest is tr(A^T S A) + tr(A^-1 M A^-T), S = lam2 U^T U,
+    M = lam2 W^T W + lam R R^T + lam_v V V^T with R = V - W^T X. With Q = A A^T that is
+    tr(S Q) + tr(M Q^-1), convex in Q, least where Q S Q = M: the geometric mean
+    Q = S^-1/2 (S^1/2 M S^1/2)^1/2 S^-1/2, and A = Q^1/2. Block descent on U, V and W moves
+    along these rescalings only slowly (with lam_v = 0 nothing but the coupling to W^T X
+    holds the scale of V); one k x k step takes the whole way. The point is returned
+    unchanged (decrease 0.0) where S or Q is singular to working precision or rounding
+    would make the step an increase. ``P`` is X W when the caller has it.
+    """
+    if P is None:
+        P = feature_product(W, data)
+
+    def moments(part, V, P):
+        R = V - P.T
+        return R @ R.T, V @ V.T
+    RRt, VVt = sample_sum(moments, data, V, P, reads="")
+    S = data.lam2 * (U.T @ U)
+    M = data.lam2 * (W.T @ W) + data.lam * RRt + data.v_weight * VVt
+    root_S, inverse_root_S = _symmetric_roots(S)
+    if root_S is None:
+        return U, V, W, 0.0
+    values, vectors = np.linalg.eigh(root_S @ M @ root_S)
+    middle = (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
+    mean = inverse_root_S @ middle @ inverse_root_S
+    A, A_inv = _symmetric_roots((mean + mean.T) / 2)
+    if A is None:
+        return U, V, W, 0.0
+    decrease = np.trace(S) + np.trace(M) - np.sum((S @ A) * A) - np.sum((A_inv @ M) * A_inv)
+    if not decrease > 0:
+        return U, V, W, 0.0
+    V = sample_map(lambda part, V: A_inv @ V, data, V, sample_axis=1, width=U.shape[1],
+                   reads="")
+    return U @ A, V, W @ A_inv, float(decrease)
+
+
+def _symmetric_roots(S):
+    """S^1/2 and S^-1/2 of a symmetric positive semidefinite S; (None, None) when S is
+    singular to working precision."""
+    values, vectors = np.linalg.eigh(S)
+    if not values[0] > 1e-12 * values[-1]:
+        return None, None
+    root = np.sqrt(values)
+    return (vectors * root) @ vectors.T, (vectors / root) @ vectors.T

@@ -69,6 +69,12 @@ class SolverOptions:
         Memory of the Anderson mixing that accelerates the basic-model initialisation
         (see `_initialise_by_basic_model`);
         0 runs the plain U -> V -> W rounds.
+    rebalance : bool or "auto"
+        After every round of both loops, move (U, V, W) to the best of its rescalings
+        (U A, A^-1 V, W A^-T) by `objective.rebalance`: the same U V and U W^T X at a lower
+        objective. ``"auto"``: when V is not shrunk (lam_v = 0), where block descent drifts
+        along these rescalings (measured: initialisation rounds 38 -> 10 on Arts, 300 -> 58
+        on birds, for the same or a lower objective).
     use_moments : bool
         With every label observed (the paper's loss, closed-form V, the feature second
         moments kept), run both loops on X^T X, the groups' X_m^T X_m, X^T Y^T and Y Y^T
@@ -84,6 +90,7 @@ class SolverOptions:
     block_rtol: float = 1e-4
     max_dense_features: int = 4000
     init_acceleration: int = 5
+    rebalance: object = "auto"
     use_moments: bool = True
 
 
@@ -285,6 +292,10 @@ class _SampleBlocks:
     def label_side_weights(self, W):
         return obj.label_side_weights(self._product(W), self.data)
 
+    def rebalance(self, U, V, W):
+        """`objective.rebalance` at (U, V, W): the rescaled point and the decrease."""
+        return obj.rebalance(U, V, W, self.data, P=self._product(W))
+
     def objective(self, U, V, W, Z=None):
         """Eq. (4), or the basic model's Eq. (1) without Z."""
         if Z is None:
@@ -311,6 +322,10 @@ class _MomentBlocks(_SampleBlocks):
         super().__init__(data, options, w_preconditioner)
         self.moments = moments
         self._weights_W = self._weights = None
+
+    def rebalance(self, U, V, W):
+        """Nothing: here V, solved in closed form, is implicit (and re-solved every round)."""
+        return U, V, W, 0.0
 
     def v_block(self, U, W, V, track=False):
         new = obj.implicit_v_closed_form(U, W, self.data, self.moments)
@@ -368,7 +383,8 @@ def _blocks(data, options, w_preconditioner):
     return _SampleBlocks(data, options, w_preconditioner)
 
 
-def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback):
+def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback,
+                               rebalance=False):
     """Minimize the basic model, Eq. (1), from (U, V, W) by block descent.
 
     Plain rounds (``options.init_acceleration == 0``) update U, V and W in turn. Otherwise
@@ -378,7 +394,9 @@ def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback
     last ``init_acceleration`` iterates extrapolates it, and a mixed point is kept only when
     its objective (with V re-solved) is below the current one, so every round is monotone.
     The mixed rounds' decreases are uneven: they stop after two rounds in a row below tol.
-    ``blocks`` (`_SampleBlocks` or `_MomentBlocks`) does the work that reads V.
+    ``blocks`` (`_SampleBlocks` or `_MomentBlocks`) does the work that reads V. With
+    ``rebalance`` every round ends with `objective.rebalance` (part of the map G for the
+    mixing).
 
     Returns U, V (as ``blocks`` holds it), W, the objective history (initial point first),
     the number of rounds and whether ``tol`` was met before ``max_iter`` rounds.
@@ -398,10 +416,13 @@ def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback
         W_next = _solve_and_free("W", blocks.w_problem(V), W, options)[0]
         if mixing is None:
             W = W_next
-            history.append(blocks.objective(U, V, W))
+            value = blocks.objective(U, V, W)
         else:
             U, V, W, value = _mixed_step(mixing, (U, W), (U_next, W_next), V, value, blocks)
-            history.append(value)
+        if rebalance:
+            U, V, W, drop = blocks.rebalance(U, V, W)
+            value -= drop
+        history.append(value)
         if callback is not None:
             callback("init", n_rounds, history[-1])
         # A mixed round can gain little right after a large extrapolated one, so the mixed
@@ -542,8 +563,10 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
                                     w_preconditioner, options.init, XtY)
     else:
         U, V, W, Z = _check_initial_point(initial_point, data, n_latent)
+    rebalance = (data.v_weight == 0 if options.rebalance == "auto"
+                 else bool(options.rebalance))
     U, V, W, basic, n_init_iter, init_converged = _initialise_by_basic_model(
-        U, V, W, blocks, options, init_max_iter, tol, callback)
+        U, V, W, blocks, options, init_max_iter, tol, callback, rebalance)
     times["init"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
@@ -566,6 +589,9 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4,
         # Line 8: W.
         H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)
         W, drop = _solve_and_free("W", blocks.w_problem(V, H), W, options)
+        if rebalance:  # counted with the W block in block_history
+            U, V, W, rescaling_drop = blocks.rebalance(U, V, W)
+            drop += rescaling_drop
         decreases.append(drop)
         block_history.append(history[-1] - np.cumsum(decreases))
         history.append(blocks.objective(U, V, W, Z))

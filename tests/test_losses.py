@@ -26,7 +26,8 @@ REFERENCE_LOSSES = {
 }
 # (loss, weighted, lam_v): every extension of the label-fit term, and a separate ||V||^2 weight.
 NON_PAPER = [("squared", True, None), ("squared", False, 0.0), ("squared_hinge", False, None),
-             ("squared_hinge", True, 0.1), ("logistic", False, None), ("logistic", True, 2.0)]
+             ("squared_hinge", True, 0.1), ("logistic", False, None), ("logistic", True, 2.0),
+             ("squared_hinge", False, 0.0)]
 
 
 @pytest.mark.parametrize("loss", losses.LOSSES)

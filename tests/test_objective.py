@@ -365,3 +365,36 @@ def test_implicit_v_decrease_and_group_grams(make_problem):
     close(obj.moment_group_grams(W, data), obj.group_grams(X @ W, data), 1e-11)
     close(obj.label_side_weights(None, data, grams=obj.moment_group_grams(W, data)),
           obj.label_side_weights(X @ W, data), 1e-11)
+
+
+# --- rescaling ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lam_v", [0.0, None], ids=["lam_v=0", "paper-lam_v"])
+def test_rebalance_is_the_best_rescaling(case, lam_v):
+    """(U A, A^-1 V, W A^-T): U V and U W^T X unchanged, the objective lower by exactly the
+    returned decrease, and no invertible A' near I improves on the new point."""
+    data = replace(case.data, lam_v=lam_v)
+    U, V, W, Z = case.point
+
+    def full(U, V, W):
+        return case.full(U, V, W, Z) + (0.0 if lam_v is None else
+                                        (lam_v - data.lam2) * float(np.sum(V ** 2)))
+
+    U2, V2, W2, decrease = obj.rebalance(U, V, W, data)
+    close(U2 @ V2, U @ V, 1e-10)
+    close(U2 @ (case.X @ W2).T, U @ (case.X @ W).T, 1e-10)
+    assert decrease > 1e-3 * full(U, V, W)  # a random point is far from balanced
+    close(full(U2, V2, W2), full(U, V, W) - decrease, 1e-10)
+    for _ in range(5):
+        A = np.eye(case.k) + 1e-3 * case.rng.standard_normal((case.k, case.k))
+        A_inv = np.linalg.inv(A)
+        assert full(U2 @ A, A_inv @ V2, W2 @ A_inv.T) >= full(U2, V2, W2)
+    # At the best rescaling a second one has nothing left to gain.
+    assert obj.rebalance(U2, V2, W2, data)[3] <= 1e-10 * full(U2, V2, W2)
+
+
+def test_rebalance_leaves_a_singular_point(case):
+    U, V, W, Z = case.point
+    U = U.copy()
+    U[:, 0] = 0.0  # U^T U singular: no rescaling is defined
+    assert obj.rebalance(U, V, W, case.data)[3] == 0.0

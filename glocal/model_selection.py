@@ -26,28 +26,20 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 
 # The recommended model, the default of `GLOCALCV` (not of `GLOCAL`, which keeps the
 # paper's): the squared hinge, a bias per label, no shrinkage of V (lam_v = 0) and
-# n_latent = min(n_labels, MAX_DEFAULT_LATENT), set in `fit` from the labels. Its
-# basic-model initialisation may run 300 rounds instead of 30. Without a closed form for
-# V its rounds converge linearly and slowly (with lam_v = 0 only the coupling to W^T X
-# holds the scale of V, and it drifts along U V's rescalings), so 30 rounds left the refit
-# short of tol on genbase, medical and scene, and Algorithm 1, started there, at its own
-# cap of 30 (medical, genbase at rho = 0.3). Measured with this grid on a 60/40 split at
-# rho = 0.3, 0.7 and 1, the refits met tol in 19-25 rounds (emotions, yeast), 22-33
-# (cal500), 30-40 (scene), 40-57 (genbase), 49-80 (medical), 53-78 (rcv1subset1, 4000
-# rows), 87 (delicious, 4000 rows, rho = 0.3) and 181 (bibtex, 4000 rows, rho = 1, where
-# 100 rounds were not enough), then Algorithm 1 in 2-11 iterations; at rho = 0.3 and 1 the
-# picks were those of the fits capped at 30 and test Ap within 0.0031 of theirs, birds
-# aside. Birds, whose raw features span five orders of magnitude (LinearSVC does not
-# converge on it either), needs up to 300 rounds and 130 iterations, and scores lower the
-# further it is minimized (0.5174 and 0.6117 against 0.5357 and 0.6327 capped at 30).
+# n_latent = min(n_labels, MAX_DEFAULT_LATENT), set in `fit` from the labels. With lam_v = 0
+# only the coupling to W^T X holds the scale of V, and block descent drifts slowly along the
+# rescalings of U V; the solver's rescaling step (`glocal.solver.SolverOptions.rebalance`,
+# on when lam_v = 0) removes that drift: on a 60/40 split at lam2 = 4 the basic-model
+# initialisation took 10 rounds instead of 38 on Arts (rho = 0.3), 7 instead of 36-43 on
+# Arts and Enron (rho = 1, unit rows), 11-29 instead of 26-50 on scene and cal500, for the
+# same or a lower objective. The caps stay above what the slowest shared set needs: birds,
+# whose raw features span five orders of magnitude (LinearSVC does not converge on it
+# either), needed 95-218 initialisation rounds and 8-100 outer iterations (rho = 0.3, 0.7,
+# 1), hence init_max_iter = 300 and max_iter = 200; every other set measured stops far
+# below both.
 #
-# v_closed_form=False: V by preconditioned trust regions on the whole block, stopped at the
-# block tolerance, instead of Newton's method on every column run to rounding. The fits
-# along the paths only rank settings; measured with this search (benchmarks/
-# bench_recommended.py, rho = 0.3, one thread), the exact column solve took GLOCALCV() from
-# 5.5 to 10.7 s on Arts and from 7.6 to 16.8 s on Enron, for the same test Ap.
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
-                            "init_max_iter": 300, "v_closed_form": False}
+                            "max_iter": 200, "init_max_iter": 300, "v_closed_form": False}
 MAX_DEFAULT_LATENT = 100
 
 # The default search: lam2 over 16, 4, 2, 1 (walked from strong to weak regularization) on
@@ -79,9 +71,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     measured in this library, with or without missing labels: GLOCAL with the squared hinge
     loss, a bias per label, no shrinkage of V and n_latent = min(n_labels, 100) (set in
     ``fit`` from Y), i.e. ``GLOCAL(loss="squared_hinge", fit_intercept=True, lam_v=0,
-    n_latent=min(n_labels, 100), init_max_iter=300, v_closed_form=False)``, with lam2 in
-    {16, 4, 2, 1} and ``normalize_rows`` in {False, True} chosen by 3-fold cross-validation
-    (`DEFAULT_PARAM_GRID`). The grid and the rule for n_latent were chosen on datasets
+    n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300, v_closed_form=False)``,
+    with lam2 in {16, 4, 2, 1} and ``normalize_rows`` in {False, True} chosen by 3-fold
+    cross-validation (`DEFAULT_PARAM_GRID`). The grid and the rule for n_latent were chosen on datasets
     other than the paper's eight (birds, cal500, emotions, genbase, medical, scene, yeast;
     the measurements are in the comments of `DEFAULT_PARAM_GRID` and
     `DEFAULT_ESTIMATOR_PARAMS`). The refitted model minimizes::
@@ -139,7 +131,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     estimator : GLOCAL, GLObal or loCAL instance, default=None
         The model whose settings are searched; its other parameters are kept. None means
         the recommended model above, ``GLOCAL(loss="squared_hinge", fit_intercept=True,
-        lam_v=0, n_latent=min(n_labels, 100), init_max_iter=300, v_closed_form=False)``;
+        lam_v=0, n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300,
+        v_closed_form=False)``;
         pass ``GLOCAL()`` to tune the paper's.
     param_grid : dict or list of dict, default=None
         As for ``GridSearchCV``: parameter names of ``estimator`` to lists of values. None

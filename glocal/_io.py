@@ -1,4 +1,5 @@
-"""Writing outputs safely: all or nothing, and never over a file the user did not hand over."""
+"""Files in and out: outputs written all or nothing, never over a file the user did not hand
+over; and errors of reading told in one line."""
 
 import os
 import tempfile
@@ -7,6 +8,23 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _REPLACE_HINT = "pass overwrite=True to replace it"
+
+
+def one_line(exc):
+    """An exception's message on one line, for an error the user can fix.
+
+    An OSError gives its reason and file name (no errno); another exception its text with
+    runs of whitespace made single spaces; its class name when the text is empty or cannot
+    be formed (liac-arff's own formatting fails on a stray ``%``).
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror + (f": '{exc.filename}'" if exc.filename else "")
+    else:
+        try:
+            text = str(exc)
+        except (TypeError, ValueError):
+            text = ""
+    return " ".join(text.split()) or type(exc).__name__
 
 
 def check_output(path, *, overwrite=False, hint=_REPLACE_HINT):

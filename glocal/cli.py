@@ -8,7 +8,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._io import atomic_output, check_output
+from ._io import atomic_output, check_output, one_line
 from .persistence import load_model, save_model
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
@@ -184,9 +184,9 @@ def build_parser():
     fit.add_argument("--normalize-rows", action=argparse.BooleanOptionalAction,
                      help="scale every row of features to unit norm (not in the paper's "
                           "model; default off; with --cv, chosen by cross-validation)")
-    fit.add_argument("--max-iter", type=int, default=30, metavar="N",
+    fit.add_argument("--max-iter", type=int, default=None, metavar="N",
                      help="most outer iterations of the alternating minimization (default "
-                          "30)")
+                          "30; 200 with --cv)")
     fit.add_argument("--tol", type=float, default=1e-4,
                      help="stop when an outer iteration lowers the objective by less than "
                           "this fraction (default 1e-4)")
@@ -366,10 +366,10 @@ def _fit_model(args, n_labels):
         if getattr(args, name) != _FIT_DEFAULTS[name] and not args.cv:
             raise ValueError(f"--{name.replace('_', '-')} applies with --cv only")
     given = {name: getattr(args, name) for name in
-             ("loss", "n_latent", "lam2", "fit_intercept", "normalize_rows")
+             ("loss", "n_latent", "lam2", "fit_intercept", "normalize_rows", "max_iter")
              if getattr(args, name) is not None}
-    common = dict(n_groups=args.n_groups, lam3=args.lam3, lam4=args.lam4,
-                  max_iter=args.max_iter, tol=args.tol, random_state=args.seed)
+    common = dict(n_groups=args.n_groups, lam3=args.lam3, lam4=args.lam4, tol=args.tol,
+                  random_state=args.seed)
     if not args.cv:
         return GLOCAL(**{"n_latent": 20, "lam2": 4.0, **given}, **common,
                       verbose=int(args.verbose))
@@ -438,8 +438,7 @@ def _npy_header(file):
     try:
         chunk = np.load(file, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:  # cut, damaged or not a .npy file
-        raise ValueError(f"{file}: not a readable .npy chunk: {' '.join(str(exc).split())}") \
-            from None
+        raise ValueError(f"{file}: not a readable .npy chunk: {one_line(exc)}") from None
     if not isinstance(chunk, np.ndarray) or chunk.dtype.kind not in "biuf":
         raise ValueError(f"{file}: a chunk must hold a numeric array, not "
                          f"{getattr(chunk, 'dtype', type(chunk).__name__)}")
@@ -686,15 +685,6 @@ def _worker_warnings(command):
                            initargs=(command,))
 
 
-def _error(exc):
-    """One line for an error the user can fix, without the exception's class or errno."""
-    if isinstance(exc, OSError) and exc.strerror:
-        text = exc.strerror + (f": '{exc.filename}'" if exc.filename else "")
-    else:
-        text = str(exc)
-    return " ".join(text.split())
-
-
 # Optional dependencies and the extra of setup.cfg that installs each.
 _EXTRAS = {"matplotlib": "plot", "dask": "dask", "distributed": "dask", "dask_ml": "dask"}
 
@@ -714,10 +704,11 @@ def main(argv=None):
             return 141
         # Missing or unwritable files, outputs that exist, unknown formats, mismatched
         # models: one line, no traceback.
-        print(f"glocal {args.command}: error: {_error(exc)}", file=sys.stderr)
+        print(f"glocal {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # e.g. a data file asking for more than the machine has
-        reason = _error(exc) or "the data or the model needs more than is available"
+        reason = (one_line(exc) if str(exc).strip()
+                  else "the data or the model needs more than is available")
         print(f"glocal {args.command}: error: out of memory: {reason}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

@@ -10,7 +10,7 @@ types and glocal's estimators of the GLOCAL family. Nothing in such a file is ex
 import warnings
 from pathlib import Path
 
-from ._io import atomic_output
+from ._io import atomic_output, one_line
 
 # The only classes rebuilt beyond skops' defaults (numpy arrays, builtins).
 _TRUSTED = ("glocal.estimator.GLOCAL", "glocal.estimator.GLObal", "glocal.estimator.loCAL")
@@ -153,5 +153,5 @@ def _check_fitted(model, path):
 
 
 def _first_line(exc):
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = one_line(exc)
     return text if len(text) <= 200 else text[:197] + "..."

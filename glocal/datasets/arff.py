@@ -33,6 +33,7 @@ import arff
 import numpy as np
 import scipy.sparse as sp
 
+from .._io import one_line
 from ._base import dataset_bunch, split_stem
 
 _MEKA_LABELS = re.compile(r"(?:^|\s)-C\s+(-?\d+)")
@@ -140,22 +141,13 @@ def _read_arff(path):
         types = [kind for _, kind in parsed["attributes"]]
         values = _to_matrix(parsed["data"], types, len(rows), sparse)
     except (arff.ArffException, ValueError) as exc:
-        raise ValueError(f"{path}: malformed ARFF file: {_message(exc)}") from None
+        raise ValueError(f"{path}: malformed ARFF file: {one_line(exc)}") from None
     # liac-arff strips the quotes of a name but leaves its backslash escapes.
     names = [
         _ESCAPE.sub(lambda m: _ESCAPED.get(m.group(1), m.group(1)), name) if q else name
         for (name, _), q in zip(parsed["attributes"], quoted)
     ]
     return _Arff(parsed["relation"], names, types, values)
-
-
-def _message(exc):
-    """liac-arff's message, on one line; its own formatting fails on a stray ``%``."""
-    try:
-        text = str(exc)
-    except (TypeError, ValueError):
-        text = type(exc).__name__
-    return " ".join(text.split())
 
 
 def _read_text(path):

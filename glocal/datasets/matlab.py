@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.io import loadmat
 from scipy.io.matlab import MatReadError
 
+from .._io import one_line
 from ._base import dataset_bunch, default_names, split_stem
 
 _LAYOUTS = (("train_data", "train_target", "test_data", "test_target"), ("data", "target"))
@@ -52,10 +53,10 @@ def load_mat(path, unlabeled=False):
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except (MatReadError, ValueError, TypeError, NotImplementedError) as exc:
-        raise ValueError(f"{path}: cannot read MATLAB file: {_one_line(exc)}") from None
+        raise ValueError(f"{path}: cannot read MATLAB file: {one_line(exc)}") from None
     except Exception as exc:  # a damaged file raises anything: zlib.error, IndexError, ...
         raise ValueError(f"{path}: cannot read MATLAB file: it is cut short or damaged "
-                         f"({type(exc).__name__}: {_one_line(exc)})") from None
+                         f"({type(exc).__name__}: {one_line(exc)})") from None
     layouts = _LAYOUTS + ((("data", None),) if unlabeled else ())
     layout = next((keys for keys in layouts if all(key in contents for key in keys if key)),
                   None)
@@ -85,10 +86,6 @@ def load_mat(path, unlabeled=False):
         split_stem(path)[0],
         n_train=datas[0].shape[0] if len(datas) == 2 else None,
     )
-
-
-def _one_line(exc):
-    return " ".join(str(exc).split()) or "no details"
 
 
 def _data(matrix, path, key):

@@ -98,25 +98,20 @@ class LabelFit:
             return _squared_norm(label_residual(U, V, data))
         return losses.loss_value_and_gradient(U @ V, data.Y, data.entry_weights, self.loss)[0]
 
-    def terms(self, U, V, data):
+    def terms(self, U, V, data, axis=None):
         """The term at F = U V, half its gradient in F and half its entry-wise curvature (the
         blocks' factor 2), from one product U V: what a U or V block reads at a point (cost,
         gradient and Hessian products). For the paper's term: ||R||^2, R = J o (U V - Y),
-        and J (the scalar 1 when every entry is observed)."""
+        and J (the scalar 1 when every entry is observed). ``axis=0`` gives the value of
+        every column (sample) apart, shape (n,): the V block separates over the columns
+        (`v_newton`)."""
         if self.quadratic:
             R = label_residual(U, V, data)
-            return float(np.sum(R ** 2)), R, 1.0 if data.J is None else data.J
-        value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, self.loss)
-        return value, 0.5 * first, 0.5 * second
-
-    def column_terms(self, U, V, data):
-        """`terms` with the value of every column (sample) apart, shape (n,): the V block
-        separates over the columns (`v_newton`)."""
-        if self.quadratic:
-            R = label_residual(U, V, data)
-            return np.sum(R ** 2, axis=0), R, 1.0 if data.J is None else data.J
+            value = np.sum(R ** 2, axis=axis)
+            return (float(value) if axis is None else value), R, \
+                1.0 if data.J is None else data.J
         value, first, second = losses.loss_terms(U @ V, data.Y, data.entry_weights, self.loss,
-                                                 axis=0)
+                                                 axis=axis)
         return value, 0.5 * first, 0.5 * second
 
     def curvature(self, U, V, data):
@@ -554,14 +549,7 @@ class UStatistics:
 
     def apply_gram(self, U):
         """Row j of the result is G_j u_j."""
-        return self.apply_rows(self.gram, U)
-
-    @staticmethod
-    def apply_rows(blocks, A):
-        """Row j of the result is block j (or the one shared block) applied to row j of A."""
-        if blocks.ndim == 2:
-            return A @ blocks
-        return np.matmul(blocks, A[:, :, None])[:, :, 0]
+        return apply_row_blocks(self.gram, U)
 
     # The paper's quadratic term as a `u_label_term` (U is not needed for its Hessian).
     def cost_grad(self, U):
@@ -573,6 +561,15 @@ class UStatistics:
 
     def row_grams(self, U):
         return self.gram
+
+
+def apply_row_blocks(blocks, A):
+    """Row j of the result is block j of ``blocks`` (l x k x k), or the one shared k x k
+    block, applied to row j of A (symmetric blocks: U's per-row Hessians and their
+    inverses)."""
+    if blocks.ndim == 2:
+        return A @ blocks
+    return np.matmul(blocks, A[:, :, None])[:, :, 0]
 
 
 def u_statistics(V, data, chunk=4096):
@@ -654,11 +651,6 @@ class ULossTerm:
         """For the squared hinge, the generalized Hessian (see `glocal.losses`)."""
         return sample_sum(lambda part, V, S: (S * (D @ V)) @ V.T, self.data, self.V,
                           self._curvature(U), reads="")
-
-    @staticmethod
-    def apply_rows(blocks, A):
-        """Row j of the result is blocks[j] applied to row j of A (blocks (l, k, k))."""
-        return np.einsum("lab,lb->la", blocks, A)
 
     def row_grams(self, U):
         """sum_i s_ji v_i v_i^T for every label j, s the curvature at U, shape (l, k, k).
@@ -866,7 +858,7 @@ def _column_part(data, cols):
 def _v_column_costs(U, V, Pt, data):
     """Eq. (6)'s cost of every column of V (P^T given), with the label term's half
     gradient and half curvature in U V."""
-    value, R, curvature = data.label.column_terms(U, V, data)
+    value, R, curvature = data.label.terms(U, V, data, axis=0)
     value = value + data.lam * np.sum((V - Pt) ** 2, axis=0) + data.v_weight * np.sum(V ** 2,
                                                                                       axis=0)
     return value, R, curvature

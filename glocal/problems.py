@@ -109,7 +109,7 @@ def u_problem(V, Z, B, data, U=None, term=None):
     inverse = np.linalg.inv(obj.u_row_hessians(term, data, U)) / 2.0
 
     def preconditioner(point, vector):
-        return term.apply_rows(inverse, vector)
+        return obj.apply_row_blocks(inverse, vector)
 
     return _problem(RealEuclidean(*term.shape),
                     lambda point: obj.u_cost_grad(point, term, Z, B, data),

@@ -152,9 +152,9 @@ def build_parser():
                           "lam2 in {16, 4, 2, 1} and --normalize-rows chosen by "
                           "cross-validation on the observed labels; an option below given "
                           "explicitly replaces its part of that model or grid")
-    fit.add_argument("--cv-folds", type=int, default=3, metavar="N",
+    fit.add_argument("--cv-folds", type=int, metavar="N",
                      help="with --cv: number of cross-validation folds (default 3)")
-    fit.add_argument("--jobs", type=_n_jobs, default=1, metavar="N",
+    fit.add_argument("--jobs", type=_n_jobs, metavar="N",
                      help="with --cv: folds fitted in parallel (default 1; -1: one per CPU "
                           "core)")
     fit.add_argument("--loss", choices=("squared", "squared_hinge", "logistic"),
@@ -363,7 +363,7 @@ def _fit_model(args, n_labels):
                                   MAX_DEFAULT_LATENT)
 
     for name in ("cv_folds", "jobs"):
-        if getattr(args, name) != _FIT_DEFAULTS[name] and not args.cv:
+        if getattr(args, name) is not None and not args.cv:
             raise ValueError(f"--{name.replace('_', '-')} applies with --cv only")
     given = {name: getattr(args, name) for name in
              ("loss", "n_latent", "lam2", "fit_intercept", "normalize_rows", "max_iter")
@@ -373,21 +373,19 @@ def _fit_model(args, n_labels):
     if not args.cv:
         return GLOCAL(**{"n_latent": 20, "lam2": 4.0, **given}, **common,
                       verbose=int(args.verbose))
-    if args.cv_folds < 2:
-        raise ValueError(f"--cv-folds must be at least 2, got {args.cv_folds}")
+    folds = 3 if args.cv_folds is None else args.cv_folds
+    jobs = 1 if args.jobs is None else args.jobs
+    if folds < 2:
+        raise ValueError(f"--cv-folds must be at least 2, got {folds}")
     base = GLOCAL(**{**DEFAULT_ESTIMATOR_PARAMS,
                      "n_latent": min(n_labels, MAX_DEFAULT_LATENT), **given}, **common)
     grid = {name: values for name, values in DEFAULT_PARAM_GRID.items() if name not in given}
     n_settings = int(np.prod([len(values) for values in grid.values()]))
     print(f"cross-validating {_count(n_settings, 'setting')} ({_settings(grid) or 'none'}) "
-          f"on {args.cv_folds} folds, {args.jobs} at a time; one line per fitted setting",
+          f"on {folds} folds, {jobs} at a time; one line per fitted setting",
           flush=True)
-    return GLOCALCV(base, grid, cv=args.cv_folds, n_jobs=args.jobs, random_state=args.seed,
+    return GLOCALCV(base, grid, cv=folds, n_jobs=jobs, random_state=args.seed,
                     verbose=1)
-
-
-# The options of 'glocal fit' that need --cv, at their defaults.
-_FIT_DEFAULTS = {"cv_folds": 3, "jobs": 1}
 
 
 def _settings(params):

@@ -47,7 +47,11 @@ class SolverOptions:
         every block, or a dict from block name ("U", "V", "W", "Z") to optimizer; missing
         blocks take the ``"auto"`` choice, the fastest measured: preconditioned trust regions
         for the quadratic U, V and W blocks, conjugate gradients for Z (with trust regions
-        for a visit where they leave a non-stationary Z unchanged, see `_solve_block`).
+        for a visit where they leave a non-stationary Z unchanged, see `_solve_block`). A W
+        block whose preconditioner is only approximate (strong manifold terms that differ
+        between groups) is solved instead as the linear system it is, by preconditioned
+        conjugate gradients for at most ``block_max_iter * max_inner`` Hessian products
+        (`problems.solve_linear_system`).
         ``"steepest_descent"`` with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool
         Solve the V block exactly, column by column: by the paper's closed form, or under
@@ -139,7 +143,13 @@ def _solve_block(block, problem, start, options):
     if start_norm <= 1e-10 * np.linalg.norm(start_grad):
         return start, 0.0
     name = block_optimizer(options.optimizer, block)
-    result = _run(name, problem, start, start_norm, options)
+    if _is_automatic(options.optimizer, block) and getattr(problem, "linear_system", None):
+        # A quadratic block with an approximate preconditioner (problems.w_problem).
+        result = problems.solve_linear_system(problem, start,
+                                              options.block_max_iter * options.max_inner,
+                                              options.block_rtol * start_norm)
+    else:
+        result = _run(name, problem, start, start_norm, options)
     # pymanopt's conjugate gradients give up when 10 halvings of the first trial step (of
     # unit length) do not decrease the cost: near a Z whose gradient is small next to its
     # curvature (large lam3, lam4) they leave it unchanged, visit after visit. Trust

@@ -348,6 +348,33 @@ def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
     assert counts["with"][0] < counts["basic"][0]
 
 
+def test_strong_w_block_is_solved_as_a_linear_system(data):
+    """Where the W preconditioner is approximate (groups' H differ), the automatic choice runs
+    conjugate gradients on the block's linear system: the trust regions' minimizer, reached
+    with every step lowering the cost."""
+    from dataclasses import replace
+
+    strong = replace(data, lam3=5.0, lam4=50.0)
+    rng = np.random.default_rng(6)
+    U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
+    Z = rng.standard_normal((len(data.group_index), 5, N_LATENT))
+    Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
+    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), strong)
+    problem = problems.w_problem(V, H, strong, problems.WPreconditioner(strong))
+    assert problem.linear_system is not None
+    start = np.zeros((data.X.shape[1], N_LATENT))
+    best = problems.run_optimizer("trust_regions", problem, start, 1000, 1e-10, 50)
+    costs = [problems.solve_linear_system(problem, start, steps, 0.0).cost
+             for steps in range(8)]
+    assert np.all(np.diff(costs) <= 1e-12 * abs(costs[0]))
+    point, drop = solver._solve_block("W", problem, start, SolverOptions(block_rtol=1e-10))
+    np.testing.assert_allclose(point, best.point, rtol=1e-6, atol=1e-8)
+    assert drop == pytest.approx(costs[0] - best.cost, rel=1e-8)
+    # Without manifold terms the preconditioner is exact: trust regions, one Newton step.
+    basic = problems.w_problem(V, None, data, problems.WPreconditioner(data))
+    assert basic.linear_system is None
+
+
 # --- convergence flags and the warning --------------------------------------------------
 
 def test_convergence_flags(data):

@@ -187,10 +187,29 @@ def w_problem(V, H, data, w_preconditioner, statistics=None):
     return problem
 
 
-def z_problem(U, B, shape):
-    """Eq. (5) for all groups at once, on unit-norm rows."""
-    return _problem(UnitRows(*shape), lambda Z: obj.z_cost_grad(Z, U, B),
-                    lambda D: obj.z_hessp(D, U, B), euclidean=False)
+def z_problem(U, B, shape, preconditioned=False):
+    """Eq. (5) for all groups at once, on unit-norm rows.
+
+    With ``preconditioned``, the optimizers' steps are preconditioned by the inverse of each
+    group's Euclidean Hessian 2 U B_m U^T shifted by 1e-3 of its largest eigenvalue (the
+    Hessian has rank at most k, below l when there are more labels than latent
+    dimensions), projected on the tangent space: symmetric positive definite there. With
+    strong manifold terms that Hessian is steep along U and flat across it, and conjugate
+    gradients stall; measured on Enron with lam3 = 1e3: 2.0 s and 12 outer iterations
+    instead of 7.9 s and 26, at a lower objective.
+    """
+    manifold = UnitRows(*shape)
+    preconditioner = None
+    if preconditioned:
+        hessians = U @ B @ U.T
+        top = np.linalg.eigvalsh(hessians)[:, -1]
+        shift = np.where(top > 0, 1e-3 * top, 1.0)
+        inverses = np.linalg.inv(2.0 * (hessians + shift[:, None, None] * np.eye(shape[1])))
+
+        def preconditioner(point, vector):
+            return manifold.projection(point, inverses @ vector)
+    return _problem(manifold, lambda Z: obj.z_cost_grad(Z, U, B),
+                    lambda D: obj.z_hessp(D, U, B), preconditioner, euclidean=False)
 
 
 @dataclass

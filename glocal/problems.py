@@ -6,6 +6,8 @@ same update as g separate ones, at a g-th of the overhead). Costs, gradients and
 from `glocal.objective`; this module only wires them to pymanopt and adds preconditioners.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import pymanopt
 import scipy.linalg
@@ -166,18 +168,87 @@ def w_problem(V, H, data, w_preconditioner, statistics=None):
 
     ``w_preconditioner`` is the fit's `WPreconditioner`; ``statistics`` is
     `objective.w_statistics` of V when the caller has them (V is then not read).
+
+    The block's cost is the quadratic (1/2) <W, A W> - <b, W> + const, A the Hessian and
+    b = 2 lam X^T V^T. When the preconditioner is only approximate (manifold terms that
+    differ between groups), the problem carries that linear system as ``linear_system``
+    (A's product, b, the preconditioner) for `solve_linear_system`; else it is None.
     """
     XtV, V_sq_norm = obj.w_statistics(V, data) if statistics is None else statistics
     d, k = XtV.shape
     Ht = obj.moment_weights(H, data, k)
-    return _problem(RealEuclidean(d, k), lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
-                    lambda D: obj.w_hessp(D, Ht, data), w_preconditioner.for_weights(Ht))
+    preconditioner = w_preconditioner.for_weights(Ht)
+    problem = _problem(RealEuclidean(d, k),
+                       lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
+                       lambda D: obj.w_hessp(D, Ht, data), preconditioner)
+    problem.linear_system = (None if preconditioner is w_preconditioner else
+                             (lambda D: obj.w_hessp(D, Ht, data), 2.0 * data.lam * XtV,
+                              preconditioner))
+    return problem
 
 
-def z_problem(U, B, shape):
-    """Eq. (5) for all groups at once, on unit-norm rows."""
-    return _problem(UnitRows(*shape), lambda Z: obj.z_cost_grad(Z, U, B),
-                    lambda D: obj.z_hessp(D, U, B), euclidean=False)
+def z_problem(U, B, shape, preconditioned=False):
+    """Eq. (5) for all groups at once, on unit-norm rows.
+
+    With ``preconditioned``, the optimizers' steps are preconditioned by the inverse of each
+    group's Euclidean Hessian 2 U B_m U^T shifted by 1e-3 of its largest eigenvalue (the
+    Hessian has rank at most k, below l when there are more labels than latent
+    dimensions), projected on the tangent space: symmetric positive definite there. With
+    strong manifold terms that Hessian is steep along U and flat across it, and conjugate
+    gradients stall; measured on Enron with lam3 = 1e3: 2.0 s and 12 outer iterations
+    instead of 7.9 s and 26, at a lower objective.
+    """
+    manifold = UnitRows(*shape)
+    preconditioner = None
+    if preconditioned:
+        hessians = U @ B @ U.T
+        top = np.linalg.eigvalsh(hessians)[:, -1]
+        shift = np.where(top > 0, 1e-3 * top, 1.0)
+        inverses = np.linalg.inv(2.0 * (hessians + shift[:, None, None] * np.eye(shape[1])))
+
+        def preconditioner(point, vector):
+            return manifold.projection(point, inverses @ vector)
+    return _problem(manifold, lambda Z: obj.z_cost_grad(Z, U, B),
+                    lambda D: obj.z_hessp(D, U, B), preconditioner, euclidean=False)
+
+
+@dataclass
+class LinearSolveResult:
+    """What `solve_linear_system` returns: the fields of a pymanopt result that the solver
+    reads."""
+
+    point: np.ndarray
+    cost: float
+    iterations: int
+
+
+def solve_linear_system(problem, start, max_iterations, min_gradient_norm):
+    """Preconditioned conjugate gradients on a quadratic block's ``linear_system``, from
+    ``start``, until the gradient A W - b is below ``min_gradient_norm`` in norm.
+
+    Every step lowers the block's cost (A is positive definite). Trust regions solve the same
+    system by truncated CG restarted at every outer iteration (``max_inner`` steps, bounded
+    by the trust radius); one unbroken CG run needs fewer products with A. Measured on Enron
+    with lam4 = 1e3: 3.6 times less time over the first three outer iterations.
+    """
+    hessp, rhs, preconditioner = problem.linear_system
+    point = start.copy()
+    residual = rhs - hessp(point)  # minus the gradient
+    direction = preconditioner(point, residual)
+    product = np.vdot(residual, direction)
+    iterations = 0
+    # product <= 0 only once the residual is zero to rounding.
+    while (np.linalg.norm(residual) > min_gradient_norm and iterations < max_iterations
+           and product > 0):
+        image = hessp(direction)
+        step = product / np.vdot(direction, image)
+        point += step * direction
+        residual -= step * image
+        preconditioned = preconditioner(point, residual)
+        product, previous = np.vdot(residual, preconditioned), product
+        direction = preconditioned + (product / previous) * direction
+        iterations += 1
+    return LinearSolveResult(point, problem.cost_and_gradient(point)[0], iterations)
 
 
 class WPreconditioner:

@@ -181,6 +181,39 @@ def test_z_block_falls_back_on_trust_regions_where_cg_stalls():
     np.testing.assert_allclose(np.linalg.norm(point, axis=-1), 1.0, rtol=1e-12)
 
 
+def test_z_preconditioner_is_positive_definite_on_the_tangent_space_and_keeps_the_minimum():
+    rng = np.random.default_rng(7)
+    U = rng.standard_normal((8, 3))
+    B = 1e3 * np.stack([A @ A.T for A in rng.standard_normal((2, 3, 3))])
+    Z = rng.standard_normal((2, 8, 3))
+    Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
+    plain = problems.z_problem(U, B, Z.shape)
+    problem = problems.z_problem(U, B, Z.shape, preconditioned=True)
+    tangent = [problem.manifold.projection(Z, rng.standard_normal(Z.shape)) for _ in range(2)]
+    images = [problem.preconditioner(Z, t) for t in tangent]
+    np.testing.assert_allclose(problem.manifold.projection(Z, images[0]), images[0],
+                               atol=1e-12)
+    assert np.vdot(tangent[0], images[1]) == pytest.approx(np.vdot(tangent[1], images[0]))
+    assert np.vdot(tangent[0], images[0]) > 0
+    best = problems.run_optimizer("trust_regions", plain, Z, 1000, 1e-10, 50).cost
+    for name in ("conjugate_gradient", "trust_regions"):
+        result = problems.run_optimizer(name, problem, Z, 1000, 1e-10, 50)
+        assert result.cost == pytest.approx(best, rel=1e-6, abs=1e-9)
+        np.testing.assert_allclose(np.linalg.norm(result.point, axis=-1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("lam3, lam4, expected", [(1e-3, 1e-3, False), (1.0, 0.0, True),
+                                                  (0.5, 0.5, True)])
+def test_z_preconditioner_auto_follows_the_weights(data, monkeypatch, lam3, lam4, expected):
+    seen = []
+    z_problem = problems.z_problem
+    monkeypatch.setattr(problems, "z_problem",
+                        lambda *args: seen.append(args[3]) or z_problem(*args))
+    glocal_fit(replace(data, lam3=lam3, lam4=lam4), N_LATENT, max_iter=1, init_max_iter=1,
+               random_state=0)
+    assert seen == [expected]
+
+
 def test_block_optimizer_choice():
     assert solver.block_optimizer("auto", "Z") == "conjugate_gradient"
     assert solver.block_optimizer("auto", "U") == "trust_regions"
@@ -346,6 +379,31 @@ def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
         counts[name] = (len(calls), result.cost)
     assert counts["with"][1] == pytest.approx(counts["basic"][1], rel=1e-8)
     assert counts["with"][0] < counts["basic"][0]
+
+
+def test_strong_w_block_is_solved_as_a_linear_system(data):
+    """Where the W preconditioner is approximate (groups' H differ), the automatic choice runs
+    conjugate gradients on the block's linear system: the trust regions' minimizer, reached
+    with every step lowering the cost."""
+    strong = replace(data, lam3=5.0, lam4=50.0)
+    rng = np.random.default_rng(6)
+    U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
+    Z = rng.standard_normal((len(data.group_index), 5, N_LATENT))
+    Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
+    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), strong)
+    problem = problems.w_problem(V, H, strong, problems.WPreconditioner(strong))
+    assert problem.linear_system is not None
+    start = np.zeros((data.X.shape[1], N_LATENT))
+    best = problems.run_optimizer("trust_regions", problem, start, 1000, 1e-10, 50)
+    costs = [problems.solve_linear_system(problem, start, steps, 0.0).cost
+             for steps in range(8)]
+    assert np.all(np.diff(costs) <= 1e-12 * abs(costs[0]))
+    point, drop = solver._solve_block("W", problem, start, SolverOptions(block_rtol=1e-10))
+    np.testing.assert_allclose(point, best.point, rtol=1e-6, atol=1e-8)
+    assert drop == pytest.approx(costs[0] - best.cost, rel=1e-8)
+    # Without manifold terms the preconditioner is exact: trust regions, one Newton step.
+    basic = problems.w_problem(V, None, data, problems.WPreconditioner(data))
+    assert basic.linear_system is None
 
 
 # --- convergence flags and the warning --------------------------------------------------

@@ -17,7 +17,7 @@ the settings picked, the test Ap of both refitted models and how many
 With ``--levers``, also what other designs of the search would save (`_levers`): stopping
 each path at its first drop of the mean CV score, starting the refit from the first fold's
 solution at the chosen setting, solving V by Newton's method column by column in the refit,
-and the folds on two processes.
+the folds on two processes, and the search without the solver's rescaling step.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_recommended.py \\
         --datasets arts enron --rhos 0.3 1 [--synthetic 20000,500,22] [--max-rows N] \\
@@ -114,6 +114,12 @@ def _levers(search, X, Y, folds):
           f"{scratch_s:.2f} by trust regions")
     folds_s, _ = _timed(clone(search).set_params(n_jobs=2), X, Y)
     print(f"  folds on two processes (n_jobs=2): {folds_s:.1f} wall s")
+    base = clone(search.best_estimator_).set_params(solver_options={"rebalance": False})
+    without_s, without = _cpu_fit(clone(search).set_params(estimator=base), X, Y)
+    with_s, _ = _cpu_fit(clone(search), X, Y)
+    print(f"  without the solver's rescaling step: {without_s:.1f} CPU s against {with_s:.1f} "
+          f"(refit {without.best_estimator_.n_init_iter_} + {without.best_estimator_.n_iter_} "
+          f"iterations against {best.n_init_iter_} + {best.n_iter_})")
 
 
 def main():

@@ -352,18 +352,19 @@ def test_w_preconditioner_inverts_the_hessian_when_groups_agree(data, max_dense_
         assert np.all(np.isfinite(result)) and result.shape == D.shape
 
 
-def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
-    """Trust regions on a W block with large lam3, lam4 need few inner steps with it."""
-    from dataclasses import replace
-
-    from glocal import objective as obj
-
-    strong = replace(data, lam3=5.0, lam4=5.0)
-    rng = np.random.default_rng(5)
+def _strong_w_block(data, lam3, lam4, seed):
+    """The data with weights lam3, lam4, a random V and the W block's H at a random U, Z."""
+    strong = replace(data, lam3=lam3, lam4=lam4)
+    rng = np.random.default_rng(seed)
     U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
     Z = rng.standard_normal((len(data.group_index), 5, N_LATENT))
     Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
-    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), strong)
+    return strong, V, obj.feature_side_weights(obj.laplacian_weights(U, Z), strong)
+
+
+def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
+    """Trust regions on a W block with large lam3, lam4 need few inner steps with it."""
+    strong, V, H = _strong_w_block(data, 5.0, 5.0, seed=5)
     calls = []
     hessp = obj.w_hessp
     monkeypatch.setattr(obj, "w_hessp", lambda *args: calls.append(1) or hessp(*args))
@@ -385,12 +386,7 @@ def test_strong_w_block_is_solved_as_a_linear_system(data):
     """Where the W preconditioner is approximate (groups' H differ), the automatic choice runs
     conjugate gradients on the block's linear system: the trust regions' minimizer, reached
     with every step lowering the cost."""
-    strong = replace(data, lam3=5.0, lam4=50.0)
-    rng = np.random.default_rng(6)
-    U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
-    Z = rng.standard_normal((len(data.group_index), 5, N_LATENT))
-    Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
-    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), strong)
+    strong, V, H = _strong_w_block(data, 5.0, 50.0, seed=6)
     problem = problems.w_problem(V, H, strong, problems.WPreconditioner(strong))
     assert problem.linear_system is not None
     start = np.zeros((data.X.shape[1], N_LATENT))

@@ -184,7 +184,7 @@ def build_parser():
     fit.add_argument("--normalize-rows", action=argparse.BooleanOptionalAction,
                      help="scale every row of features to unit norm (not in the paper's "
                           "model; default off; with --cv, chosen by cross-validation)")
-    fit.add_argument("--max-iter", type=int, default=None, metavar="N",
+    fit.add_argument("--max-iter", type=int, metavar="N",
                      help="most outer iterations of the alternating minimization (default "
                           "30; 200 with --cv)")
     fit.add_argument("--tol", type=float, default=1e-4,

@@ -29,14 +29,17 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # n_latent = min(n_labels, MAX_DEFAULT_LATENT), set in `fit` from the labels. With lam_v = 0
 # only the coupling to W^T X holds the scale of V, and block descent drifts slowly along the
 # rescalings of U V; the solver's rescaling step (`glocal.solver.SolverOptions.rebalance`,
-# on when lam_v = 0; measurements there) removes that drift. The caps stay above what the
-# slowest shared set needs: birds, whose raw features reach from 1e-3 to 1e5 (LinearSVC
+# on when lam_v = 0; measurements there) removes most of that drift. The caps stay above the
+# needs of the slowest shared set: birds, whose raw features reach from 1e-3 to 1e5 (LinearSVC
 # does not converge on it either), needed 95-218 initialisation rounds and 8-100
 # outer iterations at the settings CV chose on a 60/40 split (rho = 0.3, 0.7, 1), hence
 # init_max_iter = 300 and max_iter = 200; every other shared set stops far below both. Birds
 # stays the hard case: at lam2 = 4 and rho = 0.3 its main loop still lowered the objective
 # by 6e-5 of its value per iteration after 200, V and W trading small decreases.
 #
+# v_closed_form=False: V by preconditioned trust regions on the whole block, stopped at the
+# block tolerance, instead of Newton's method on every column run to rounding: 1.15 to 2.1
+# times faster in the refit (benchmarks/bench_recommended.py --levers), for the same model.
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
                             "max_iter": 200, "init_max_iter": 300, "v_closed_form": False}
 MAX_DEFAULT_LATENT = 100
@@ -46,7 +49,7 @@ MAX_DEFAULT_LATENT = 100
 # paper's 8 (kept for evaluation): on a 60/40 split of birds, cal500, emotions, genbase,
 # medical, scene and yeast at rho = 0.3 and 1 (13 cells; not cal500 at 1), the best mean
 # 3-fold CV score over lam2 in {0.5, 1, 2, 4, 8, 16} was within 0.001 of this grid's best;
-# without lam2 = 1 (the grid measured before, {16, 4, 2}) 0.003 and 0.005 were lost on
+# without lam2 = 1 (the study's grid {16, 4, 2}) 0.003 and 0.005 were lost on
 # genbase and medical at rho = 0.3 (test Ap on medical 0.8674 instead of 0.8707); unit rows
 # won on scene and cal500, raw rows on the others; lam2 = 16 on cal500 and on scene at
 # rho = 1. n_latent = min(n_labels, 100) (`MAX_DEFAULT_LATENT`): on cal500 (174 labels)

@@ -980,8 +980,8 @@ def _apply_label_laplacian_weights(Z, U, B):
 # --- Rescaling: U, V and W jointly, along the directions that leave U V and U W^T X fixed ------
 
 def rebalance(U, V, W, data, P=None):
-    """The point (U A, A^-1 V, W A^-T) of lowest objective over invertible k x k A, and the
-    decrease of the objective from (U, V, W) to it.
+    """The point (U A, A^-1 V, W A^-T) of lowest objective over invertible k x k A, its
+    P = X W A^-T, and the decrease of the objective from (U, V, W) to it.
 
     U V and U W^T X, hence the label fit and both manifold terms of Eq. (4), do not depend
     on A; the rest is tr(A^T S A) + tr(A^-1 M A^-T), S = lam2 U^T U,
@@ -991,7 +991,8 @@ def rebalance(U, V, W, data, P=None):
     along these rescalings only slowly (with lam_v = 0 nothing but the coupling to W^T X
     holds the scale of V); one k x k step takes the whole way. The point is returned
     unchanged (decrease 0.0) where S or Q is singular to working precision or rounding
-    would make the step an increase. ``P`` is X W when the caller has it.
+    would make the step an increase. ``P`` is X W when the caller has it; the new one is
+    P A^-T (no pass over X).
     """
     if P is None:
         P = feature_product(W, data)
@@ -1004,19 +1005,20 @@ def rebalance(U, V, W, data, P=None):
     M = data.lam2 * (W.T @ W) + data.lam * RRt + data.v_weight * VVt
     root_S, inverse_root_S = _symmetric_roots(S)
     if root_S is None:
-        return U, V, W, 0.0
+        return U, V, W, P, 0.0
     values, vectors = np.linalg.eigh(root_S @ M @ root_S)
     middle = (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
     mean = inverse_root_S @ middle @ inverse_root_S
     A, A_inv = _symmetric_roots((mean + mean.T) / 2)
     if A is None:
-        return U, V, W, 0.0
+        return U, V, W, P, 0.0
     decrease = np.trace(S) + np.trace(M) - np.sum((S @ A) * A) - np.sum((A_inv @ M) * A_inv)
     if not decrease > 0:
-        return U, V, W, 0.0
-    V = sample_map(lambda part, V: A_inv @ V, data, V, sample_axis=1, width=U.shape[1],
-                   reads="")
-    return U @ A, V, W @ A_inv, float(decrease)
+        return U, V, W, P, 0.0
+    k = U.shape[1]
+    V = sample_map(lambda part, V: A_inv @ V, data, V, sample_axis=1, width=k, reads="")
+    P = sample_map(lambda part, P: P @ A_inv, data, P, sample_axis=0, width=k, reads="")
+    return U @ A, V, W @ A_inv, P, float(decrease)
 
 
 def _symmetric_roots(S):

@@ -3,7 +3,9 @@
 U, V and W live on Euclidean manifolds; the g label-Laplacian factors Z_m live together on
 `UnitRows(g, l, k)` (their problems are independent given U, V, W, so one joint problem is the
 same update as g separate ones, at a g-th of the overhead). Costs, gradients and Hessians come
-from `glocal.objective`; this module only wires them to pymanopt and adds preconditioners.
+from `glocal.objective`; this module wires them to pymanopt, adds preconditioners, and solves
+a quadratic block as its linear system where that needs fewer Hessian products
+(`solve_linear_system`).
 """
 
 from dataclasses import dataclass
@@ -170,20 +172,24 @@ def w_problem(V, H, data, w_preconditioner, statistics=None):
     `objective.w_statistics` of V when the caller has them (V is then not read).
 
     The block's cost is the quadratic (1/2) <W, A W> - <b, W> + const, A the Hessian and
-    b = 2 lam X^T V^T. When the preconditioner is only approximate (manifold terms that
-    differ between groups), the problem carries that linear system as ``linear_system``
-    (A's product, b, the preconditioner) for `solve_linear_system`; else it is None.
+    b = 2 lam X^T V^T. When the manifold terms are large next to lam, the preconditioner is
+    the weights' own (`WPreconditioner.for_weights`: one Kronecker factor for all groups,
+    exact only where the groups' weights agree), and the problem carries that linear system
+    as ``linear_system`` (A's product, b, the preconditioner) for `solve_linear_system`;
+    else it is None.
     """
     XtV, V_sq_norm = obj.w_statistics(V, data) if statistics is None else statistics
     d, k = XtV.shape
     Ht = obj.moment_weights(H, data, k)
     preconditioner = w_preconditioner.for_weights(Ht)
+
+    def hessp(D):
+        return obj.w_hessp(D, Ht, data)
     problem = _problem(RealEuclidean(d, k),
-                       lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data),
-                       lambda D: obj.w_hessp(D, Ht, data), preconditioner)
+                       lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, Ht, data), hessp,
+                       preconditioner)
     problem.linear_system = (None if preconditioner is w_preconditioner else
-                             (lambda D: obj.w_hessp(D, Ht, data), 2.0 * data.lam * XtV,
-                              preconditioner))
+                             (hessp, 2.0 * data.lam * XtV, preconditioner))
     return problem
 
 
@@ -205,14 +211,23 @@ def z_problem(U, B, shape, preconditioned=False):
 
 
 def _z_preconditioner(manifold, U, B):
-    """The inverse shifted Euclidean Hessians of `z_problem`, projected on the tangent space."""
-    hessians = U @ B @ U.T
-    top = np.linalg.eigvalsh(hessians)[:, -1]
-    shift = np.where(top > 0, 1e-3 * top, 1.0)
-    inverses = np.linalg.inv(2.0 * (hessians + shift[:, None, None] * np.eye(U.shape[0])))
+    """The inverse shifted Euclidean Hessians of `z_problem`, projected on the tangent space.
+
+    The Hessian of group m is 2 K_m K_m^T with K_m = U B_m^1/2 (l x k), so its shifted
+    inverse comes from k x k matrices (Woodbury): (K K^T + s I)^-1 = (I - K (s I +
+    K^T K)^-1 K^T) / s, and K K^T's largest eigenvalue is K^T K's; no l x l matrix is
+    formed.
+    """
+    values, vectors = np.linalg.eigh(B)  # g x k x k, positive semidefinite
+    K = U @ (vectors * np.sqrt(np.maximum(values, 0.0))[:, None, :])  # g x l x k
+    gram = np.swapaxes(K, 1, 2) @ K
+    top = np.linalg.eigvalsh(gram)[:, -1]
+    shift = np.where(top > 0, 1e-3 * top, 1.0)[:, None, None]
+    inner = np.linalg.inv(gram + shift * np.eye(gram.shape[-1]))
 
     def preconditioner(point, vector):
-        return manifold.projection(point, inverses @ vector)
+        solved = (vector - K @ (inner @ (np.swapaxes(K, 1, 2) @ vector))) / (2.0 * shift)
+        return manifold.projection(point, solved)
     return preconditioner
 
 
@@ -237,7 +252,7 @@ def solve_linear_system(problem, start, max_iterations, min_gradient_norm):
     """
     hessp, rhs, preconditioner = problem.linear_system
     point = start.copy()
-    residual = rhs - hessp(point)  # minus the gradient
+    residual = rhs - hessp(point)  # minus the gradient (of the cost without its factor)
     direction = preconditioner(point, residual)
     product = np.vdot(residual, direction)
     iterations = 0

@@ -77,13 +77,15 @@ class SolverOptions:
         After every round of both loops, move (U, V, W) to the best of its rescalings
         (U A, A^-1 V, W A^-T) by `objective.rebalance`: the same U V and U W^T X at a lower
         objective. ``"auto"``: when V is not shrunk (lam_v = 0), where block descent drifts
-        along these rescalings. Measured with the squared hinge, lam_v = 0 and lam2 = 4 on
-        60/40 splits at rho = 0.3 and 1, the basic-model initialisation took 10 and 7
-        rounds instead of 38 and 43 on Arts, 37 and 30 instead of 64 and 66 on Enron,
-        23 and 20 instead of 49 and 47 on scene, 8-29 instead of 19-50 on yeast,
-        emotions, cal500, medical and genbase at rho = 0.3, for objectives within 0.2 %;
-        on birds the main loop then ran longer. Forced on the paper's model (lam_v =
-        lam2) it changed the rounds on Arts, Enron and rcv1subset1 by at most 3.
+        along these rescalings. Not on second moments (`_MomentBlocks`), where V is
+        implicit and re-solved in closed form every round. Measured with the squared
+        hinge, lam_v = 0 and lam2 = 4 on 60/40 splits at rho = 0.3 and 1, the basic-model
+        initialisation took 10 and 7 rounds instead of 38 and 43 on Arts, 37 and 30
+        instead of 64 and 66 on Enron, 23 and 20 instead of 49 and 47 on scene, 8-29
+        instead of 19-50 on yeast, emotions, cal500, medical and genbase at rho = 0.3, for
+        objectives within 0.2 %; on birds the main loop then ran longer. Forced on the
+        paper's model (lam_v = lam2) it changed the rounds on Arts, Enron and rcv1subset1
+        by at most 3.
     use_moments : bool
         With every label observed (the paper's loss, closed-form V, the feature second
         moments kept), run both loops on X^T X, the groups' X_m^T X_m, X^T Y^T and Y Y^T
@@ -315,8 +317,11 @@ class _SampleBlocks:
         return obj.label_side_weights(self._product(W), self.data)
 
     def rebalance(self, U, V, W):
-        """`objective.rebalance` at (U, V, W): the rescaled point and the decrease."""
-        return obj.rebalance(U, V, W, self.data, P=self._product(W))
+        """`objective.rebalance` at (U, V, W): the rescaled point and the decrease; the new
+        W's product X W is kept."""
+        U, V, W, self._P, decrease = obj.rebalance(U, V, W, self.data, P=self._product(W))
+        self._W = W
+        return U, V, W, decrease
 
     def objective(self, U, V, W, Z=None):
         """Eq. (4), or the basic model's Eq. (1) without Z."""
@@ -417,8 +422,7 @@ def _initialise_by_basic_model(U, V, W, blocks, options, max_iter, tol, callback
     its objective (with V re-solved) is below the current one, so every round is monotone.
     The mixed rounds' decreases are uneven: they stop after two rounds in a row below tol.
     ``blocks`` (`_SampleBlocks` or `_MomentBlocks`) does the work that reads V. With
-    ``rebalance`` every round ends with `objective.rebalance` (part of the map G for the
-    mixing).
+    ``rebalance`` every round ends with `objective.rebalance`, after the mixing.
 
     Returns U, V (as ``blocks`` holds it), W, the objective history (initial point first),
     the number of rounds and whether ``tol`` was met before ``max_iter`` rounds.

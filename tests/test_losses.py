@@ -252,3 +252,20 @@ def test_v_newton_is_the_minimizer_whatever_the_chunks(case):
     close(obj.v_decrease(V, V_star, U, data, P),
           obj.v_cost_grad(V, U, P, data)[0] - obj.v_cost_grad(V_star, U, P, data)[0],
           rtol=1e-10)
+
+
+@pytest.mark.parametrize("acceleration", [0, 5], ids=["plain", "mixed"])
+def test_rescaling_step_is_counted_in_the_initialisation_history(make_problem, acceleration):
+    """With the rescaling step (on by "auto" when lam_v = 0), the basic-model
+    initialisation's last recorded value is Eq. (1) at the point it returns, and the step
+    lowers the rounds' values below the same fit without it."""
+    data, _, _ = make_problem(seed=12, n=80, l=7, k=4)
+    data = _extended(data, "squared_hinge", False, 0.0)
+    runs = {}
+    for rebalance in ("auto", False):
+        options = SolverOptions(rebalance=rebalance, init_acceleration=acceleration)
+        runs[rebalance] = result = glocal_fit(data, 4, random_state=0, max_iter=0,
+                                              init_max_iter=3, tol=0.0, options=options)
+        close(result.init_history[-1], obj.basic_objective(result.U, result.V, result.W, data),
+              rtol=1e-10)
+    assert runs["auto"].init_history[1] < runs[False].init_history[1]

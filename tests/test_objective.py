@@ -380,7 +380,8 @@ def test_rebalance_is_the_best_rescaling(case, lam_v):
         return case.full(U, V, W, Z) + (0.0 if lam_v is None else
                                         (lam_v - data.lam2) * float(np.sum(V ** 2)))
 
-    U2, V2, W2, decrease = obj.rebalance(U, V, W, data)
+    U2, V2, W2, P2, decrease = obj.rebalance(U, V, W, data)
+    close(P2, case.X @ W2, 1e-10)
     close(U2 @ V2, U @ V, 1e-10)
     close(U2 @ (case.X @ W2).T, U @ (case.X @ W).T, 1e-10)
     assert decrease > 1e-3 * full(U, V, W)  # a random point is far from balanced
@@ -390,11 +391,12 @@ def test_rebalance_is_the_best_rescaling(case, lam_v):
         A_inv = np.linalg.inv(A)
         assert full(U2 @ A, A_inv @ V2, W2 @ A_inv.T) >= full(U2, V2, W2)
     # At the best rescaling a second one has nothing left to gain.
-    assert obj.rebalance(U2, V2, W2, data)[3] <= 1e-10 * full(U2, V2, W2)
+    assert obj.rebalance(U2, V2, W2, data)[4] <= 1e-10 * full(U2, V2, W2)
 
 
 def test_rebalance_leaves_a_singular_point(case):
     U, V, W, Z = case.point
     U = U.copy()
     U[:, 0] = 0.0  # U^T U singular: no rescaling is defined
-    assert obj.rebalance(U, V, W, case.data)[3] == 0.0
+    U2, V2, W2, _, decrease = obj.rebalance(U, V, W, case.data)
+    assert decrease == 0.0 and U2 is U and V2 is V and W2 is W

@@ -382,10 +382,10 @@ def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
     assert counts["with"][0] < counts["basic"][0]
 
 
-def test_strong_w_block_is_solved_as_a_linear_system(data):
-    """Where the W preconditioner is approximate (groups' H differ), the automatic choice runs
-    conjugate gradients on the block's linear system: the trust regions' minimizer, reached
-    with every step lowering the cost."""
+def test_strong_w_block_is_solved_as_a_linear_system(data, monkeypatch):
+    """Where the W preconditioner is the weights' own (large manifold terms), the automatic
+    choice runs conjugate gradients on the block's linear system: the trust regions'
+    minimizer, reached with every step lowering the cost."""
     strong, V, H = _strong_w_block(data, 5.0, 50.0, seed=6)
     problem = problems.w_problem(V, H, strong, problems.WPreconditioner(strong))
     assert problem.linear_system is not None
@@ -394,7 +394,12 @@ def test_strong_w_block_is_solved_as_a_linear_system(data):
     costs = [problems.solve_linear_system(problem, start, steps, 0.0).cost
              for steps in range(8)]
     assert np.all(np.diff(costs) <= 1e-12 * abs(costs[0]))
+    calls = []
+    linear_solve = problems.solve_linear_system
+    monkeypatch.setattr(problems, "solve_linear_system",
+                        lambda *args: calls.append(1) or linear_solve(*args))
     point, drop = solver._solve_block("W", problem, start, SolverOptions(block_rtol=1e-10))
+    assert calls == [1]
     np.testing.assert_allclose(point, best.point, rtol=1e-6, atol=1e-8)
     assert drop == pytest.approx(costs[0] - best.cost, rel=1e-8)
     # Without manifold terms the preconditioner is exact: trust regions, one Newton step.

@@ -55,8 +55,11 @@ def load_mat(path, unlabeled=False):
     except (MatReadError, ValueError, TypeError, NotImplementedError) as exc:
         raise ValueError(f"{path}: cannot read MATLAB file: {one_line(exc)}") from None
     except Exception as exc:  # a damaged file raises anything: zlib.error, IndexError, ...
+        detail = one_line(exc)  # the class name alone when the message is empty
+        if detail != type(exc).__name__:
+            detail = f"{type(exc).__name__}: {detail}"
         raise ValueError(f"{path}: cannot read MATLAB file: it is cut short or damaged "
-                         f"({type(exc).__name__}: {one_line(exc)})") from None
+                         f"({detail})") from None
     layouts = _LAYOUTS + ((("data", None),) if unlabeled else ())
     layout = next((keys for keys in layouts if all(key in contents for key in keys if key)),
                   None)

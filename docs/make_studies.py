@@ -213,7 +213,11 @@ def missing_labels(out):
         ax.set_title(title, fontsize=10)
         ax.set_ylabel("test Ap − BR's test Ap")
         ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=8, title="observed fraction", title_fontsize=8)
+    # Plain patches: a legend entry would otherwise copy its first bar's hatching.
+    from matplotlib.patches import Patch
+    handles = [Patch(facecolor=container.patches[0].get_facecolor(), label=container.get_label())
+               for container in axes[0].containers]
+    axes[0].legend(handles=handles, fontsize=8, title="observed fraction", title_fontsize=8)
     lines = _page_start(
         figure, out, "missing_labels_vs_br.png",
         "Missing labels: GLOCAL against one-vs-rest LinearSVC",

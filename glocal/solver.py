@@ -48,10 +48,10 @@ class SolverOptions:
         blocks take the ``"auto"`` choice, the fastest measured: preconditioned trust regions
         for the quadratic U, V and W blocks, conjugate gradients for Z (with trust regions
         for a visit where they leave a non-stationary Z unchanged, see `_solve_block`). A W
-        block whose preconditioner is only approximate (strong manifold terms that differ
-        between groups) is solved instead as the linear system it is, by preconditioned
-        conjugate gradients for at most ``block_max_iter * max_inner`` Hessian products
-        (`problems.solve_linear_system`).
+        block with manifold terms large next to lam, preconditioned by the weights' own
+        Kronecker factor (exact only where the groups' weights agree), is solved instead as
+        the linear system it is, by preconditioned conjugate gradients for at most
+        ``block_max_iter * max_inner`` Hessian products (`problems.solve_linear_system`).
         ``"steepest_descent"`` with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool
         Solve the V block exactly, column by column: by the paper's closed form, or under
@@ -158,7 +158,7 @@ def _solve_block(block, problem, start, options):
         return start, 0.0
     name = block_optimizer(options.optimizer, block)
     if _is_automatic(options.optimizer, block) and getattr(problem, "linear_system", None):
-        # A quadratic block with an approximate preconditioner (problems.w_problem).
+        # A quadratic block that carries its linear system (problems.w_problem).
         result = problems.solve_linear_system(problem, start,
                                               options.block_max_iter * options.max_inner,
                                               options.block_rtol * start_norm)

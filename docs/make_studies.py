@@ -534,7 +534,7 @@ def _recommended_cost():
         f"{min(ratios):.1f} to {max(ratios):.1f} times BR's, above the goal of at most 3 "
         "times (5 with 374 labels). Where BR's liblinear fails to converge at C = 10 "
         "(rcv1subset1, bibtex and Enron with every label observed) its search is slow too "
-        "and the ratio is 1.1 to 1.7; where BR converges fast, GLOCALCV() costs 4 to 38 "
+        "and the ratio is 1.1 to 1.5; where BR converges fast, GLOCALCV() costs 4 to 38 "
         "times more. GLOCALCV() raised no ``ConvergenceWarning`` in any of these runs.",
         ""]
     lines += _literal(DATA / "recommended.txt")

@@ -255,8 +255,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         _check_feature_names(self, X, reset=True)
         given = X  # refitted as given, so that the model keeps a frame's feature names
         X = _validation.check_features(X)
+        if Y is not None:  # densified once: scipy-sparse labels and pandas nullable frames
+            Y = _validation.dense_labels(Y)
         _validation.check_labels(Y, X.shape[0], warn=False)
-        Y = _validation.dense_labels(Y).astype(float)  # pandas nullable frames too
+        Y = Y.astype(float)
         base = self._base_estimator(Y.shape[1])  # n_latent of the default from the labels
         candidates = list(ParameterGrid(self._grid()))
         for params in candidates:  # unknown names or values fail here, before any fit

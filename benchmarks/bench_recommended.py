@@ -40,7 +40,7 @@ from glocal.baselines import BR
 from glocal.datasets import load_dataset, make_glocal_data
 from glocal.metrics import average_precision, observed_average_precision_scorer
 from glocal.protocol import drop_unlabeled_rows, sample_observed
-from _common import DATA_DIR
+from _common import DATA_DIR, timed_fit
 
 BR_GRID = {"C": [0.01, 0.1, 1, 10]}
 
@@ -90,9 +90,9 @@ def _path_stop_saving(search):
 
 
 def _cpu_fit(model, X, Y, **fit_params):
-    tic = time.process_time()
-    model.fit(X, Y, **fit_params)
-    return time.process_time() - tic, model
+    """CPU seconds of one fit of ``model`` (`_common.timed_fit`) and the fitted model."""
+    seconds, fitted, _ = timed_fit(lambda: model, X, Y, 1, **fit_params)
+    return seconds, fitted
 
 
 def _levers(search, X, Y, folds):
@@ -114,7 +114,7 @@ def _levers(search, X, Y, folds):
           f"{scratch_s:.2f} by trust regions")
     folds_s, _ = _timed(clone(search).set_params(n_jobs=2), X, Y)
     print(f"  folds on two processes (n_jobs=2): {folds_s:.1f} wall s")
-    base = clone(search.best_estimator_).set_params(solver_options={"rebalance": False})
+    base = clone(best).set_params(solver_options={"rebalance": False})
     without_s, without = _cpu_fit(clone(search).set_params(estimator=base), X, Y)
     with_s, _ = _cpu_fit(clone(search), X, Y)
     print(f"  without the solver's rescaling step: {without_s:.1f} CPU s against {with_s:.1f} "

@@ -749,20 +749,19 @@ def performance(out):
         "over stop at their 100-iteration cap; with large ``lam4``, the W block, whose "
         "preconditioner (one Kronecker factor for all groups) is far from the groups' own "
         "weights. The solver therefore preconditions the Z block by its shifted Hessians "
-        "when lam3 + lam4 >= lam (``lam3 = 1e3``: 12.5 times the default fit, converged, "
-        "against 50.6 with ``z_preconditioner=False``), and solves a W block with the "
+        "when lam3 + lam4 >= lam (``lam3 = 1e3``: 12.4 times the default fit, converged, "
+        "against 42.7 with ``z_preconditioner=False``), and solves a W block with the "
         "weights' own preconditioner by conjugate gradients on its linear system (the "
-        "first three iterations at ``lam4 = 1e3``: 61.6 times, against 221.5 by trust "
-        "regions; the whole fit converges in 22 iterations at 460 times, where trust "
+        "first three iterations at ``lam4 = 1e3``: 54.4 times, against 202.3 by trust "
+        "regions; the whole fit converges in 21 iterations at 404 times, where trust "
         "regions reached the 30-iteration cap at 2523 times). ``lam4 = 1e3`` and both "
-        "weights at 1e3 on Enron, and ``lam4 = 1e4`` on scene (33.5 times, capped), stay "
-        "above 20 times. A path of warm-started fits from the default weights (weights "
-        "times 10 per fit, ``fit(X, Y, init=previous)``) reaches lower objectives on Enron "
-        "at a similar cost (``lam3``: 16.9 against 12.5 times; ``lam4``: 562.5 against "
-        "459.5; both: 62.9 against 85.2) and costs more on scene (113.9 against 33.5 "
-        "times, for a slightly higher objective). Anderson mixing of the outer loop saved "
-        "iterations with both weights (30 to 20, without the Z preconditioner) but none at "
-        "``lam4 = 1e3`` alone; it is not used.", ""]
+        "weights at 1e3 (75.6 times) on Enron, and ``lam4 = 1e4`` on scene (35.8 times, "
+        "capped), stay above 20 times. A path of warm-started fits from the default "
+        "weights (weights times 10 per fit, ``fit(X, Y, init=previous)``) reaches lower "
+        "objectives (``lam3``: 13.9 against 12.4 times; ``lam4``: 466.3 against 404.3; "
+        "both: 39.5 against 75.6; scene: 99.6 against 35.8, capped). Anderson mixing of "
+        "the outer loop saved iterations with both weights (30 to 20, without the Z "
+        "preconditioner) but none at ``lam4 = 1e3`` alone; it is not used.", ""]
     lines += _literal(DATA / "strong_weights.txt")
     (out / "performance.rst").write_text("\n".join(lines), encoding="utf-8")
 

@@ -19,10 +19,13 @@ from threadpoolctl import threadpool_limits
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
 from .groups import compact_group_ids, group_index, kmeans_groups
+from .laplacians import global_correlation, local_correlations
 from .losses import LOSSES, balanced_class_weights
-from .objective import GlocalData, LabelFit, with_feature_grams
-from .problems import OPTIMIZERS
-from .solver import SolverOptions, glocal_fit, v_by_closed_form
+from .objective import GlocalData
+from .optimizers import OPTIMIZERS
+from .plan import Levers, resolve_sparse_labels
+from .second_moments import resolve_feature_moments
+from .solver import SolverOptions, glocal_fit
 
 
 class GLOCAL(MultiLabelMixin, BaseEstimator):
@@ -94,8 +97,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         else by Newton's method on every column, run to convergence.
     solver_options : dict, default=None
         Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
-        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated basic-model
-        initialisation. None of them changes the objective, only how it is minimized.
+        ``v_closed_form``): ``block_max_iter``, ``max_inner`` and ``block_rtol``, e.g.
+        ``{"block_rtol": 1e-2}`` for looser block solves. None of them changes the
+        objective, only how it is minimized. (The key ``"_levers"`` takes a dict of
+        `glocal.plan.Levers`, switches that only benchmarks flip.)
     fit_intercept : bool, default=False
         Not part of the paper's model. When True, a constant feature of value
         ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
@@ -294,7 +299,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         """
         self._validate_params()
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
+        options, levers = _solver_options(self.optimizer, self.v_closed_form,
+                                          self.solver_options)
         if cache is not None and not isinstance(cache, FitCache):
             raise ValueError(f"cache must be a glocal.FitCache, got "
                              f"{type(cache).__name__}")
@@ -310,7 +316,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         with threadpool_limits(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,
-                                random_state=rng.randint(2**31 - 1),
+                                levers=levers, random_state=rng.randint(2**31 - 1),
                                 callback=self._report if self.verbose else None,
                                 initial_point=initial_point)
         _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol)
@@ -366,11 +372,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
     @property
     def local_correlations_(self):
-        return _correlations_from_laplacians(self.Z_)
+        return local_correlations(self.Z_)
 
     @property
     def global_correlation_(self):
-        return np.tensordot(self._group_fractions, self.local_correlations_, axes=1)
+        return global_correlation(self.local_correlations_, self._group_fractions)
 
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
@@ -468,10 +474,8 @@ def glocal_data(X, Y, groups, model, options, rng, cache=None):
 
 def _in_memory_data(X, Y, groups, model, options, rng, cache):
     """`glocal_data` of arrays and scipy-sparse matrices."""
-    # A sparse Y stays sparse where the solver supports it: the closed form of V (see
-    # GLOCAL.fit).
-    keep_sparse = v_by_closed_form(LabelFit(model.loss, model.class_weight is not None),
-                                   options)
+    # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
+    keep_sparse = resolve_sparse_labels(model.loss, model.class_weight, options)
     X = _validation.check_features(X)
     Y_signed, J = _validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
     if cache is None:
@@ -499,14 +503,15 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
                       model.lam4, loss=model.loss, weights=weights, lam_v=model.lam_v)
     key = ("grams", model.normalize_rows, model.fit_intercept, model.intercept_scaling,
            data.has_manifold_terms, groups.tobytes())
-    grams = cache._get(key, lambda: with_feature_grams(data))
-    data = replace(data, X=grams.X, gram=grams.gram, group_grams=grams.group_grams)
+    decided = cache._get(key, lambda: resolve_feature_moments(data))
+    data = replace(data, X=decided.X, moments=decided.moments)
     return data, groups, clustering_time
 
 
 def _dask_data(X, Y, groups, model, options, rng):
     """`glocal_data` of a Dask X: the samples reached through
-    `glocal.dask_backend.DaskSamples` (no entry weights, V solved column by column)."""
+    `glocal.dask_backend.DaskSamples` (no entry weights, V solved column by column); its
+    second moments are decided when the fit starts (`glocal.plan.resolve_plan`)."""
     from . import dask_backend
 
     if model.class_weight is not None:
@@ -527,18 +532,24 @@ def _dask_data(X, Y, groups, model, options, rng):
     samples = dask_backend.DaskSamples(groups, sizes)
     data = GlocalData(X, Y_signed, J, None, model.lam, model.lam2, model.lam3, model.lam4,
                       loss=model.loss, lam_v=model.lam_v, samples=samples)
-    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
-    return with_feature_grams(data, max_features=max_features), groups, clustering_time
+    return data, groups, clustering_time
 
 
 def _solver_options(optimizer, v_closed_form, extra):
-    """The `SolverOptions` of a fit; unknown names in ``extra`` are a ValueError."""
+    """The `SolverOptions` and `glocal.plan.Levers` of a fit; unknown names in ``extra`` are
+    a ValueError."""
     extra = dict(extra or {})
+    levers = dict(extra.pop("_levers", None) or {})
     allowed = set(SolverOptions.__dataclass_fields__) - {"optimizer", "v_closed_form"}
     unknown = sorted(set(extra) - allowed)
     if unknown:
         raise ValueError(f"unknown solver_options {unknown}; expected some of {sorted(allowed)}")
-    return SolverOptions(optimizer=optimizer, v_closed_form=v_closed_form, **extra)
+    unknown = sorted(set(levers) - set(Levers.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"unknown solver_options['_levers'] {unknown}; expected some of "
+                         f"{sorted(Levers.__dataclass_fields__)}")
+    return (SolverOptions(optimizer=optimizer, v_closed_form=v_closed_form, **extra),
+            Levers(**levers))
 
 
 def _warn_unless_converged(result, init_max_iter, max_iter, tol):
@@ -556,13 +567,6 @@ def _warn_unless_converged(result, init_max_iter, max_iter, tol):
 def _append_constant(X, value):
     column = np.full((X.shape[0], 1), value)
     return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
-
-
-def _correlations_from_laplacians(Z):
-    """Label correlations in [-1, 1] from Laplacian factors: 1 on the diagonal, -Z Z^T off it."""
-    gram = np.einsum("mik,mjk->mij", Z, Z)
-    l = Z.shape[1]
-    return np.where(np.eye(l, dtype=bool)[None], 1.0, -gram)
 
 
 class GLObal(GLOCAL):

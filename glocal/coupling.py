@@ -1,0 +1,127 @@
+"""The coupling term lam ||V - W^T X||^2 and the Frobenius terms of Eq. (4).
+
+The features reach the objective through the scores P = X W (n x k; ``P.T`` is the paper's
+W^T X): the coupling term, the W block's statistics of V, the groups' Gram matrices of P that
+the correlation terms read, and the rescaling step, which moves along the directions that
+leave U V and U W^T X unchanged.
+"""
+
+import numpy as np
+import scipy.sparse
+
+from .label_fit import squared_norm
+
+__all__ = ["feature_product", "frobenius_terms", "rebalance"]
+
+
+def feature_product(W, data):
+    """P = X W, shape (n, k)."""
+    return data.samples.map(lambda part: np.asarray(part.X @ W), data, sample_axis=0,
+                            width=W.shape[1], reads="X")
+
+
+def feature_squares(data):
+    """The squared norm of every column of X, shape (d,): the diagonal of X^T X."""
+    def squares(part):
+        X = part.X
+        return np.asarray((X.multiply(X) if scipy.sparse.issparse(X) else X * X).sum(axis=0)
+                          ).ravel()
+    return data.samples.sum(squares, data, reads="X")
+
+
+def feature_label_product(data):
+    """X^T Y^T, shape (d, l)."""
+    label = data.label
+    return data.samples.sum(lambda part: label.feature_product(part), data)
+
+
+def group_grams(P, data):
+    """P_m^T P_m for every group, shape (g, k, k)."""
+    return data.samples.sum(
+        lambda part, P: np.stack([P[idx].T @ P[idx] for idx in part.group_index]), data, P,
+        reads="")
+
+
+def w_statistics(V, data):
+    """X^T V^T (d x k) and ||V||^2: what the W block needs of V, from one pass."""
+    return data.samples.sum(lambda part, V: (np.asarray(part.X.T @ V.T), float(np.sum(V ** 2))),
+                            data, V, reads="X")
+
+
+def coupling_terms(V, P):
+    """||V - W^T X||^2 (unweighted) and ||V||^2 of a part of the samples, P = X W."""
+    return squared_norm(V - P.T), squared_norm(V)
+
+
+def frobenius_terms(U, V_sq_norm, W, lam2, v_weight):
+    """lam2 (||U||^2 + ||V||^2 + ||W||^2), with ``v_weight`` (lam_v when given) on ||V||^2."""
+    return lam2 * (squared_norm(U) + squared_norm(W)) + v_weight * V_sq_norm
+
+
+def score_gram(W, data, max_entries=2**24):
+    """F F^T with F = (X W)^T, shape (m, m) for W of m columns: the Gram matrix of X W.
+
+    F is formed for at most ``max_entries`` / m rows of X at a time (m x n floats would be
+    the largest array of a fit with many labels and samples).
+    """
+    def gram(part):
+        rows = max(1, max_entries // W.shape[1])
+        total = 0.0
+        for start in range(0, part.X.shape[0], rows):
+            F = np.asarray(part.X[start:start + rows] @ W).T
+            total = total + F @ F.T
+        return total
+    return data.samples.sum(gram, data, reads="X")
+
+
+def score_gram_product(W, A, data):
+    """(F F^T) A with F = (X W)^T, from products with W and X^T X (no m x m or m x n array)."""
+    return W.T @ (data.lam * data.moments.gram_product(W @ A, data)) / data.lam
+
+
+def rebalance(U, V, W, data, P):
+    """The point (U A, A^-1 V, W A^-T) of lowest objective over invertible k x k A, its
+    P = X W A^-T, and the decrease of the objective from (U, V, W) to it.
+
+    U V and U W^T X, hence the label fit and the correlation terms, do not depend on A; the
+    rest is tr(A^T S A) + tr(A^-1 M A^-T), S = lam2 U^T U,
+    M = lam2 W^T W + lam R R^T + lam_v V V^T with R = V - W^T X. With Q = A A^T that is
+    tr(S Q) + tr(M Q^-1), convex in Q, least where Q S Q = M: the geometric mean
+    Q = S^-1/2 (S^1/2 M S^1/2)^1/2 S^-1/2, and A = Q^1/2. Block descent on U, V and W moves
+    along these rescalings only slowly (with lam_v = 0 nothing but the coupling to W^T X
+    holds the scale of V); one k x k step takes the whole way. The point is returned
+    unchanged (decrease 0.0) where S or Q is singular to working precision or rounding
+    would make the step an increase. ``P`` is X W; the new one is P A^-T (no pass over X).
+    """
+    def moments(part, V, P):
+        R = V - P.T
+        return R @ R.T, V @ V.T
+    RRt, VVt = data.samples.sum(moments, data, V, P, reads="")
+    S = data.lam2 * (U.T @ U)
+    M = data.lam2 * (W.T @ W) + data.lam * RRt + data.v_weight * VVt
+    root_S, inverse_root_S = _symmetric_roots(S)
+    if root_S is None:
+        return U, V, W, P, 0.0
+    values, vectors = np.linalg.eigh(root_S @ M @ root_S)
+    middle = (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
+    mean = inverse_root_S @ middle @ inverse_root_S
+    A, A_inv = _symmetric_roots((mean + mean.T) / 2)
+    if A is None:
+        return U, V, W, P, 0.0
+    decrease = np.trace(S) + np.trace(M) - np.sum((S @ A) * A) - np.sum((A_inv @ M) * A_inv)
+    if not decrease > 0:
+        return U, V, W, P, 0.0
+    k = U.shape[1]
+    V = data.samples.map(lambda part, V: A_inv @ V, data, V, sample_axis=1, width=k, reads="")
+    P = data.samples.map(lambda part, P: P @ A_inv, data, P, sample_axis=0, width=k, reads="")
+    return U @ A, V, W @ A_inv, P, float(decrease)
+
+
+def _symmetric_roots(S):
+    """S^1/2 and S^-1/2 of a symmetric positive semidefinite S; (None, None) when S is
+    singular to working precision."""
+    values, vectors = np.linalg.eigh(S)
+    if not values[0] > 1e-12 * values[-1]:
+        return None, None
+    root = np.sqrt(values)
+    return (vectors * root) @ vectors.T, (vectors / root) @ vectors.T

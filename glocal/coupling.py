@@ -8,6 +8,7 @@ leave U V and U W^T X unchanged.
 
 import numpy as np
 import scipy.sparse
+import scipy.sparse.linalg
 
 from .label_fit import squared_norm
 
@@ -27,12 +28,6 @@ def feature_squares(data):
         return np.asarray((X.multiply(X) if scipy.sparse.issparse(X) else X * X).sum(axis=0)
                           ).ravel()
     return data.samples.sum(squares, data, reads="X")
-
-
-def feature_label_product(data):
-    """X^T Y^T, shape (d, l)."""
-    label = data.label
-    return data.samples.sum(lambda part: label.feature_product(part), data)
 
 
 def group_grams(P, data):
@@ -77,6 +72,26 @@ def score_gram(W, data, max_entries=2**24):
 def score_gram_product(W, A, data):
     """(F F^T) A with F = (X W)^T, from products with W and X^T X (no m x m or m x n array)."""
     return W.T @ (data.lam * data.moments.gram_product(W @ A, data)) / data.lam
+
+
+def dense_score_directions(W_ridge, data, n_latent):
+    """The top ``n_latent`` eigenvalues (descending) and eigenvectors of F F^T, with
+    F = (X W_ridge)^T the l x n ridge scores, from the l x l matrix."""
+    eigenvalues, vectors = np.linalg.eigh(score_gram(W_ridge, data))
+    top = np.argsort(eigenvalues)[::-1][:n_latent]
+    return eigenvalues[top], vectors[:, top]
+
+
+def lanczos_score_directions(W_ridge, data, n_latent):
+    """The same by Lanczos iterations on products with F F^T (no l x l matrix)."""
+    l = W_ridge.shape[1]
+    gram = scipy.sparse.linalg.LinearOperator(
+        (l, l), matvec=lambda v: score_gram_product(W_ridge, np.ravel(v), data),
+        dtype=float)
+    eigenvalues, vectors = scipy.sparse.linalg.eigsh(gram, k=min(n_latent, l - 1),
+                                                     v0=np.ones(l))  # deterministic start
+    order = np.argsort(eigenvalues)[::-1]
+    return eigenvalues[order], vectors[:, order]
 
 
 def rebalance(U, V, W, data, P):

@@ -282,6 +282,13 @@ SQUARES, MASKED_SQUARES = Squares(), MaskedSquares()
 SPARSE_SQUARES, SPARSE_MASKED_SQUARES = SparseSquares(), SparseMaskedSquares()
 
 
+def feature_label_product(data):
+    """X^T Y^T, shape (d, l): the labels seen from the features (a ridge fit's right-hand
+    side)."""
+    label = data.label
+    return data.samples.sum(lambda part: label.feature_product(part), data)
+
+
 # --- The term in the U block (Eq. 7) at a fixed V --------------------------------------------
 
 class UStatistics:

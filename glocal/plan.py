@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from . import steps
-from .coupling import feature_squares
+from .coupling import dense_score_directions, feature_squares, lanczos_score_directions
 from .laplacians import LabelLaplacians
 from .optimizers import BlockSolver, BlockSolvers, FallbackSolver, LinearSystemSolver
 from .preconditioners import DenseW, DiagonalW, DualW, v_column_blocks, v_column_diagonal, \
@@ -201,9 +201,8 @@ def resolve_start(data, levers):
     if levers.init != "ridge":
         raise ValueError(f"unknown init {levers.init!r}; expected 'ridge' or 'random'")
     return partial(steps.ridge_start,
-                   directions=(steps.dense_score_directions
-                               if data.Y.shape[0] <= MAX_DENSE_LABELS
-                               else steps.lanczos_score_directions))
+                   directions=(dense_score_directions if data.Y.shape[0] <= MAX_DENSE_LABELS
+                               else lanczos_score_directions))
 
 
 def resolve_sparse_labels(loss, class_weight, options):

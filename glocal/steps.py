@@ -7,15 +7,15 @@ in `glocal.plan.resolve_v_step`. Every step takes the `Plan` first and returns t
 and the decrease of the objective.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse.linalg
 
 from . import coupling
 from . import objective as obj
 from . import optimizers, problems
 from ._cache import LastPoint
+from .label_fit import feature_label_product
 from .second_moments import implicit_v, implicit_v_closed_form, moment_group_grams
 
 
@@ -71,12 +71,15 @@ class Plan:
 class SampleSpace:
     """V as a k x n array on the samples (or chunked beside X on a backend). P = X W and the
     groups' P_m^T P_m are kept for the last W seen: the V block, the correlation terms and
-    the objective all read them."""
+    the objective all read them. What reads only the labels and the arrays aligned with the
+    samples gets ``labels``, the data without X."""
 
     def __init__(self, data):
         self.data = data
+        self.labels = replace(data, X=None)
         self.scores = LastPoint(lambda W: coupling.feature_product(W, data))
-        self.score_group_grams = LastPoint(lambda W: coupling.group_grams(self.scores(W), data))
+        self.score_group_grams = LastPoint(
+            lambda W: coupling.group_grams(self.scores(W), self.labels))
 
     def start(self, V):
         """V as this space holds it, from a k x n array."""
@@ -92,15 +95,15 @@ class SampleSpace:
 
     def label_features(self):
         """X^T Y^T, shape (d, l)."""
-        return coupling.feature_label_product(self.data)
+        return feature_label_product(self.data)
 
     def basic_objective(self, U, V, W):
         """Eq. (1)."""
-        return obj.basic_objective(U, V, W, self.data, P=self.scores(W))
+        return obj.basic_objective(U, V, W, self.labels, P=self.scores(W))
 
     def u_term(self, V):
         """The label-fit term of the U block at V."""
-        return self.data.label.u_term(V, self.data)
+        return self.labels.label.u_term(V, self.labels)
 
     def w_statistics(self, V):
         """X^T V^T and ||V||^2."""
@@ -109,7 +112,7 @@ class SampleSpace:
     def rebalance(self, U, V, W):
         """`glocal.coupling.rebalance` at (U, V, W): the rescaled point and the decrease; the
         new W's X W is kept."""
-        U, V, W, P, decrease = coupling.rebalance(U, V, W, self.data, self.scores(W))
+        U, V, W, P, decrease = coupling.rebalance(U, V, W, self.labels, self.scores(W))
         self.scores.seed(W, P)
         return U, V, W, decrease
 
@@ -123,6 +126,7 @@ class MomentSpace:
 
     def __init__(self, data, basic):
         self.data, self.basic = data, basic
+        self.labels = replace(data, X=None)
         self.scores = LastPoint(lambda W: coupling.feature_product(W, data))
         group_grams = data.moments.group_grams if data.moments.has_group_grams else None
         self.score_group_grams = LastPoint(lambda W: moment_group_grams(W, group_grams))
@@ -157,16 +161,16 @@ class GivenV:
         self.V, self.space = V, space
 
     def basic_objective(self, U, W, basic):
-        return obj.basic_objective(U, self.V, W, self.space.data, P=self.space.scores(W))
+        return obj.basic_objective(U, self.V, W, self.space.labels, P=self.space.scores(W))
 
     def u_term(self, basic):
-        return self.space.data.label.u_term(self.V, self.space.data)
+        return self.space.labels.label.u_term(self.V, self.space.labels)
 
     def w_statistics(self):
         return coupling.w_statistics(self.V, self.space.data)
 
     def decrease_to(self, new, U, basic):
-        return obj.v_decrease(self.V, new.array(self.space.data), U, self.space.data)
+        return obj.v_decrease(self.V, new.array(self.space.data), U, self.space.labels)
 
     def array(self, data):
         return self.V
@@ -182,22 +186,23 @@ def no_rescaling(U, V, W):
 
 def v_closed_form(plan, U, W, V, track):
     """The paper's closed form, column by column (`glocal.objective.v_closed_form`)."""
-    data = plan.data
-    new = obj.v_closed_form(U, plan.space.scores(W), data)
-    return new, (obj.v_decrease(V, new, U, data) if track else 0.0)
+    labels = plan.space.labels
+    new = obj.v_closed_form(U, plan.space.scores(W), labels)
+    return new, (obj.v_decrease(V, new, U, labels) if track else 0.0)
 
 
 def v_newton(plan, U, W, V, track):
     """Newton's method on every column, for a label term that is not quadratic
     (`glocal.optimizers.newton_v`)."""
-    data, P = plan.data, plan.space.scores(W)
-    new = optimizers.newton_v(U, P, V, data)
-    return new, (obj.v_cost_difference(V, new, U, P, data) if track else 0.0)
+    labels, P = plan.space.labels, plan.space.scores(W)
+    new = optimizers.newton_v(U, P, V, labels)
+    return new, (obj.v_cost_difference(V, new, U, P, labels) if track else 0.0)
 
 
 def v_by_problem(plan, U, W, V, track):
     """One pymanopt problem on the whole V (`glocal.problems.v_problem`)."""
-    problem = problems.v_problem(U, plan.space.scores(W), plan.data, V, plan.v_preconditioner)
+    problem = problems.v_problem(U, plan.space.scores(W), plan.space.labels, V,
+                                 plan.v_preconditioner)
     return plan.solvers["V"](problem, V)
 
 
@@ -337,8 +342,8 @@ def random_start(plan, n_latent, rng):
 def ridge_start(plan, n_latent, rng, directions):
     """The best rank-k factorization of a ridge regression of the observed labels, balanced
     between U and V: the initialisation then needs only a few rounds. ``directions`` gives
-    the top eigenpairs of the ridge scores' Gram matrix (`dense_score_directions` or
-    `lanczos_score_directions`)."""
+    the top eigenpairs of the ridge scores' Gram matrix
+    (`glocal.coupling.dense_score_directions` or `lanczos_score_directions`)."""
     data = plan.data
     l, d = data.Y.shape[0], data.X.shape[1]
     # The preconditioner approximates the inverse of 2 (lam X^T X + lam2 I).
@@ -353,23 +358,3 @@ def ridge_start(plan, n_latent, rng, directions):
     if top < n_latent:  # k > l: spare latent dimensions start small, not at a saddle
         U[:, top:] = 1e-3 * rng.standard_normal((l, n_latent - top))
     return U, plan.space.start_from_scores(W), W
-
-
-def dense_score_directions(W_ridge, data, n_latent):
-    """The top ``n_latent`` eigenvalues (descending) and eigenvectors of F F^T, with
-    F = (X W_ridge)^T the l x n ridge scores, from the l x l matrix."""
-    eigenvalues, vectors = np.linalg.eigh(coupling.score_gram(W_ridge, data))
-    top = np.argsort(eigenvalues)[::-1][:n_latent]
-    return eigenvalues[top], vectors[:, top]
-
-
-def lanczos_score_directions(W_ridge, data, n_latent):
-    """The same by Lanczos iterations on products with F F^T (no l x l matrix)."""
-    l = W_ridge.shape[1]
-    gram = scipy.sparse.linalg.LinearOperator(
-        (l, l), matvec=lambda v: coupling.score_gram_product(W_ridge, np.ravel(v), data),
-        dtype=float)
-    eigenvalues, vectors = scipy.sparse.linalg.eigsh(gram, k=min(n_latent, l - 1),
-                                                     v0=np.ones(l))  # deterministic start
-    order = np.argsort(eigenvalues)[::-1]
-    return eigenvalues[order], vectors[:, order]

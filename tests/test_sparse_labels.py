@@ -17,11 +17,11 @@ import scipy.sparse as sp
 from autograd import grad
 
 from glocal import GLOCAL, LabelWarning
-from glocal import coupling, solver, steps
+from glocal import coupling, solver
 from glocal import laplacians as lap
 from glocal import objective as obj
 from glocal import plan
-from glocal.label_fit import u_statistics
+from glocal.label_fit import feature_label_product, u_statistics
 from glocal._validation import check_labels
 from glocal.labels import SparseMask, SparseSignedLabels, column_outer
 from test_objective import label_weights, u_cost_grad
@@ -103,7 +103,7 @@ def test_objective_pieces_match_dense_labels(make_problem, grams, sparse_x, miss
     _close(sparse.label.value(U, V, sparse), dense.label.value(U, V, dense))
     _close(obj.basic_objective(U, V, W, sparse), obj.basic_objective(U, V, W, dense))
     _close(lap.objective(U, V, W, Z, sparse), lap.objective(U, V, W, Z, dense))
-    _close(coupling.feature_label_product(sparse), coupling.feature_label_product(dense))
+    _close(feature_label_product(sparse), feature_label_product(dense))
     s_stats, d_stats = u_statistics(V, sparse), u_statistics(V, dense)
     _close(s_stats.gram, d_stats.gram)
     _close(s_stats.target, d_stats.target)
@@ -142,14 +142,14 @@ def test_score_gram_product_matches_the_gram(make_problem):
 def test_lanczos_initial_directions_match_the_dense_eigenvectors(make_problem, monkeypatch):
     data, _, (U, V, W, Z), _ = _problem_pair(make_problem, l=12, k=3)
     W_ridge = np.random.default_rng(3).standard_normal((data.X.shape[1], 12))
-    dense_values, dense_vectors = steps.dense_score_directions(W_ridge, data, 3)
-    values, vectors = steps.lanczos_score_directions(W_ridge, data, 3)
+    dense_values, dense_vectors = coupling.dense_score_directions(W_ridge, data, 3)
+    values, vectors = coupling.lanczos_score_directions(W_ridge, data, 3)
     # The ridge start takes the dense directions up to MAX_DENSE_LABELS labels.
     assert plan.resolve_start(data, plan.Levers()).keywords["directions"] is \
-        steps.dense_score_directions
+        coupling.dense_score_directions
     monkeypatch.setattr(plan, "MAX_DENSE_LABELS", 5)
     assert plan.resolve_start(data, plan.Levers()).keywords["directions"] is \
-        steps.lanczos_score_directions
+        coupling.lanczos_score_directions
     _close(values, dense_values)
     _close(np.abs(vectors.T @ dense_vectors), np.eye(3), rtol=1e-8)  # up to signs
 

@@ -311,8 +311,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         initial_point = (None if init is None else
                          self._initial_point(init, n_features, *data.Y.shape, data.n_groups))
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
-        # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on two
-        # busy cores. scikit-learn's KMeans makes the same choice.
+        # cost more than they give. scikit-learn's KMeans makes the same choice.
         with threadpool_limits(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,

@@ -8,12 +8,13 @@ paper is ``P.T`` with ``P = X @ W`` (n x k). The objective is
     ||J o (Y - U V)||^2 + lam ||V - W^T X||^2 + lam2 (||U||^2 + ||V||^2 + ||W||^2)
       + sum_m [ lam3 (n_m / n) tr(F_0^T Z_m Z_m^T F_0) + lam4 tr(F_m^T Z_m Z_m^T F_m) ]
 
-with ``F_0 = U W^T X`` and ``F_m = U W^T X_m``. Each term has its own module, with its value,
-gradients and Hessian products; this one holds the fit's data and adds the terms up, block by
-block. Without the correlation terms (the second line) it is the basic model, Eq. (1); with
-the paper's, Eq. (4) is `glocal.laplacians.objective`. Every gradient is the exact gradient of the objective (the paper's printed gradients
-drop a factor 2, and its gradient in U swaps the two data terms; see the Model page of the
-documentation); each is checked against autograd in the tests.
+with ``F_0 = U W^T X`` and ``F_m = U W^T X_m``. Each term has its own module, with its
+value, gradients and Hessian products; this one holds the fit's data and adds the terms up,
+block by block. Without the correlation terms (the second line) it is the basic model, Eq.
+(1); with the paper's, Eq. (4) is `glocal.laplacians.objective`. Every gradient is the
+exact gradient of the objective (the paper's printed gradients drop a factor 2, and its
+gradient in U swaps the two data terms; see the Model page of the documentation); each is
+checked against autograd in the tests.
 
 Block map (Algorithm 1; equation -> terms -> here):
 

@@ -28,7 +28,7 @@ def u_row_blocks(term, lam2, U):
     return preconditioner
 
 
-# --- V (Eq. 6), for the V block as one problem -----------------------------------------------------
+# --- V (Eq. 6), for the V block as one problem ------------------------------------------
 #
 # Each takes U, the start V, the label term's evaluations at a point (`LastPoint` of
 # `LabelFit.terms`) and the data.

@@ -123,6 +123,8 @@ class LabelLaplacians(CorrelationTerm):
         self.lam3, self.lam4 = lam3, lam4
         self.group_fractions = group_fractions
         self.preconditioned = preconditioned
+        self._preconditioner = (unit_rows_preconditioner if preconditioned
+                                else _no_preconditioner)
         self.active = lam3 > 0 or lam4 > 0
         if not self.active:  # nothing to read of the scores: every B_m is zero
             self.label_side = self._no_weights
@@ -151,10 +153,8 @@ class LabelLaplacians(CorrelationTerm):
 
     def update(self, U, state, side, solve):
         manifold = UnitRows(*state.shape)
-        preconditioner = (unit_rows_preconditioner(manifold, U, side) if self.preconditioned
-                          else None)
         block = Block(manifold, lambda Z: z_cost_grad(Z, U, side),
-                      lambda Z, D: z_hessp(D, U, side), preconditioner)
+                      lambda Z, D: z_hessp(D, U, side), self._preconditioner(manifold, U, side))
         return solve("Z", block, state)
 
     def u_side(self, state, side):
@@ -168,6 +168,10 @@ class LabelLaplacians(CorrelationTerm):
         local = local_correlations(state)
         return {"local_correlations_": local,
                 "global_correlation_": global_correlation(local, group_fractions)}
+
+
+def _no_preconditioner(manifold, U, B):
+    return None
 
 
 def local_correlations(Z):

@@ -60,10 +60,9 @@ class Plan:
 
     def objective(self, U, V, W, Z):
         """Eq. (4): the basic objective and the correlation term."""
-        value = self.space.basic_objective(U, V, W)
-        if self.correlation.active:
-            value += self.correlation.value(U, Z, self.correlation.label_side(W, self.space))
-        return value
+        term = self.correlation
+        return self.space.basic_objective(U, V, W) + term.value(U, Z,
+                                                                 term.label_side(W, self.space))
 
 
 # --- Where V lives -------------------------------------------------------------------------------
@@ -128,8 +127,9 @@ class MomentSpace:
         self.data, self.basic = data, basic
         self.labels = replace(data, X=None)
         self.scores = LastPoint(lambda W: coupling.feature_product(W, data))
-        group_grams = data.moments.group_grams if data.moments.has_group_grams else None
-        self.score_group_grams = LastPoint(lambda W: moment_group_grams(W, group_grams))
+        # Read only for an active correlation term, which moments-mode fits keep them for.
+        self.score_group_grams = LastPoint(
+            lambda W: moment_group_grams(W, data.moments.group_grams))
 
     def start(self, V):
         return GivenV(V, self)

@@ -2,8 +2,8 @@
 
 The features reach the objective through the scores P = X W (n x k; ``P.T`` is the paper's
 W^T X): the coupling term, the W block's statistics of V, the groups' Gram matrices of P that
-the correlation terms read, and the rescaling step, which moves along the directions that
-leave U V and U W^T X unchanged.
+the correlation terms read, and the Gram matrix of the scores whose top eigenvectors start
+the basic model (`glocal.steps.ridge_start`).
 """
 
 import numpy as np
@@ -12,7 +12,7 @@ import scipy.sparse.linalg
 
 from .label_fit import squared_norm
 
-__all__ = ["feature_product", "frobenius_terms", "rebalance"]
+__all__ = ["feature_product", "frobenius_terms"]
 
 
 def feature_product(W, data):
@@ -92,51 +92,3 @@ def lanczos_score_directions(W_ridge, data, n_latent):
                                                      v0=np.ones(l))  # deterministic start
     order = np.argsort(eigenvalues)[::-1]
     return eigenvalues[order], vectors[:, order]
-
-
-def rebalance(U, V, W, data, P):
-    """The point (U A, A^-1 V, W A^-T) of lowest objective over invertible k x k A, its
-    P = X W A^-T, and the decrease of the objective from (U, V, W) to it.
-
-    U V and U W^T X, hence the label fit and the correlation terms, do not depend on A; the
-    rest is tr(A^T S A) + tr(A^-1 M A^-T), S = lam2 U^T U,
-    M = lam2 W^T W + lam R R^T + lam_v V V^T with R = V - W^T X. With Q = A A^T that is
-    tr(S Q) + tr(M Q^-1), convex in Q, least where Q S Q = M: the geometric mean
-    Q = S^-1/2 (S^1/2 M S^1/2)^1/2 S^-1/2, and A = Q^1/2. Block descent on U, V and W moves
-    along these rescalings only slowly (with lam_v = 0 nothing but the coupling to W^T X
-    holds the scale of V); one k x k step takes the whole way. The point is returned
-    unchanged (decrease 0.0) where S or Q is singular to working precision or rounding
-    would make the step an increase. ``P`` is X W; the new one is P A^-T (no pass over X).
-    """
-    def moments(part, V, P):
-        R = V - P.T
-        return R @ R.T, V @ V.T
-    RRt, VVt = data.samples.sum(moments, data, V, P, reads="")
-    S = data.lam2 * (U.T @ U)
-    M = data.lam2 * (W.T @ W) + data.lam * RRt + data.v_weight * VVt
-    root_S, inverse_root_S = _symmetric_roots(S)
-    if root_S is None:
-        return U, V, W, P, 0.0
-    values, vectors = np.linalg.eigh(root_S @ M @ root_S)
-    middle = (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
-    mean = inverse_root_S @ middle @ inverse_root_S
-    A, A_inv = _symmetric_roots((mean + mean.T) / 2)
-    if A is None:
-        return U, V, W, P, 0.0
-    decrease = np.trace(S) + np.trace(M) - np.sum((S @ A) * A) - np.sum((A_inv @ M) * A_inv)
-    if not decrease > 0:
-        return U, V, W, P, 0.0
-    k = U.shape[1]
-    V = data.samples.map(lambda part, V: A_inv @ V, data, V, sample_axis=1, width=k, reads="")
-    P = data.samples.map(lambda part, P: P @ A_inv, data, P, sample_axis=0, width=k, reads="")
-    return U @ A, V, W @ A_inv, P, float(decrease)
-
-
-def _symmetric_roots(S):
-    """S^1/2 and S^-1/2 of a symmetric positive semidefinite S; (None, None) when S is
-    singular to working precision."""
-    values, vectors = np.linalg.eigh(S)
-    if not values[0] > 1e-12 * values[-1]:
-        return None, None
-    root = np.sqrt(values)
-    return (vectors * root) @ vectors.T, (vectors / root) @ vectors.T

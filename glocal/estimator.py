@@ -23,8 +23,7 @@ from .laplacians import global_correlation, local_correlations
 from .losses import LOSSES, balanced_class_weights
 from .objective import GlocalData
 from .optimizers import OPTIMIZERS
-from .plan import Levers, resolve_sparse_labels
-from .second_moments import resolve_feature_moments
+from .plan import Levers, resolve_feature_moments, resolve_sparse_labels
 from .solver import SolverOptions, glocal_fit
 
 

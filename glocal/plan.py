@@ -7,7 +7,7 @@ Where each choice is made (the Design page of the documentation has the whole ta
 
     label fit (loss x mask x storage)   glocal.label_fit.resolve_label_fit, when the data is made
     backend (in memory, Dask)           the estimator, as GlocalData.samples
-    second moments of X                 glocal.second_moments.resolve_feature_moments
+    second moments of X                 resolve_feature_moments
     V on samples or on moments          uses_moments
     V algorithm                         resolve_v_step
     V preconditioner                    resolve_v_preconditioner
@@ -18,8 +18,11 @@ Where each choice is made (the Design page of the documentation has the whole ta
     starting point                      resolve_start
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
+
+import numpy as np
+import scipy.sparse
 
 from . import steps
 from .coupling import dense_score_directions, feature_squares, lanczos_score_directions
@@ -27,7 +30,7 @@ from .laplacians import LabelLaplacians
 from .optimizers import BlockSolver, BlockSolvers, FallbackSolver, LinearSystemSolver
 from .preconditioners import DenseW, DiagonalW, DualW, v_column_blocks, v_column_diagonal, \
     v_mean_column
-from .second_moments import basic_moments, dense, resolve_feature_moments
+from .second_moments import THROUGH_SAMPLES, Gram, GroupGrams, basic_moments, dense
 
 # Up to this many features a backend keeps X^T X (d x d) in memory: through a backend every
 # product with X is a pass over the data. Above it they go through X, chunk by chunk.
@@ -56,7 +59,7 @@ class Levers:
         U -> V -> W rounds.
     rebalance : bool or "auto"
         After every round of both loops, move (U, V, W) to its best rescaling
-        (`glocal.coupling.rebalance`); "auto": when V is not shrunk (lam_v = 0), where block
+        (`glocal.optimizers.rebalance`); "auto": when V is not shrunk (lam_v = 0), where block
         descent drifts along the rescalings. Never on second moments (V implicit).
     use_moments : bool
         Run both loops on second moments where they hold (`resolve_space`).
@@ -100,6 +103,45 @@ def resolve_plan(data, n_latent, options, levers, correlation=None):
         v_step, steps.u_by_problem, steps.w_by_problem,
         space.rebalance if rebalance and not on_moments else steps.no_rescaling,
         solvers, w_preconditioner, v_preconditioner)
+
+
+def resolve_feature_moments(data, memory_limit=2**28, max_features=None):
+    """``data`` with its second moments decided (``GlocalData.moments``): X^T X and the
+    groups' X_m^T X_m are kept when multiplying by them is cheaper than by X.
+
+    A product with X^T X costs d^2 per column against 2 nnz(X) through X; the g group
+    moments cost g d^2. Each is kept only when cheaper and within ``memory_limit`` bytes.
+    Through a backend every product with X is a pass over the data, so both are kept whenever
+    they fit, all from one pass, and X has at most ``max_features`` columns (None: any); with
+    more, the products go through X chunk by chunk (X W and X^T M), and no d x d matrix is
+    formed.
+
+    When products go through X and a sparse X in memory has more features than samples, X
+    is stored by columns (CSC): X W then reads the d x k W in order and X^T M reads the
+    small n x k M, where row storage scatters over d x k arrays.
+    """
+    X = data.X
+    d = X.shape[1]
+    nnz = X.nnz if hasattr(X, "nnz") else X.size
+    g = data.n_groups
+    in_memory = data.samples.in_memory
+    cheaper = d * d < 2 * nnz if in_memory else max_features is None or d <= max_features
+    keep_gram = cheaper and 8 * d * d <= memory_limit
+    keep_groups = (keep_gram and data.has_manifold_terms
+                   and (not in_memory or g * d * d < 2 * nnz) and 8 * g * d * d <= memory_limit)
+    if not keep_gram:
+        if in_memory and scipy.sparse.issparse(X) and d > X.shape[0]:
+            X = scipy.sparse.csc_matrix(X)
+        return replace(data, X=X, moments=THROUGH_SAMPLES)
+
+    def moments(part):
+        if not keep_groups:
+            return dense(part.X.T @ part.X), None
+        group_grams = np.stack([dense(part.X[idx].T @ part.X[idx])
+                                for idx in part.group_index])
+        return group_grams.sum(axis=0), group_grams  # X^T X without a second pass over X
+    gram, group_grams = data.samples.sum(moments, data, reads="X")
+    return replace(data, moments=GroupGrams(gram, group_grams) if keep_groups else Gram(gram))
 
 
 def resolve_correlation(data, levers):

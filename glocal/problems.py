@@ -77,10 +77,10 @@ def w_problem(XtV, V_sq_norm, data, w_preconditioner, side=None):
     W preconditioner (`glocal.preconditioners`); ``side`` the correlation terms' W side
     (None in the basic model). The block's cost is the quadratic (1/2) <W, A W> - <b, W> +
     const, A the Hessian and b = 2 lam X^T V^T. When the preconditioner is the weights' own
-    (their Kronecker factor, for correlation terms large next to lam, see
-    ``for_weights``), the problem carries that linear system as ``linear_system`` (A's
-    product, b, the preconditioner) for `glocal.optimizers.solve_linear_system`; else it is
-    None.
+    Kronecker factor (``for_weights``: the Cholesky form's for correlation terms large next
+    to lam, the diagonal form's for any correlation terms, never the Woodbury form's), the
+    problem carries that linear system as ``linear_system`` (A's product, b, the
+    preconditioner) for `glocal.optimizers.solve_linear_system`; else it is None.
     """
     product, Ht = obj.w_products(data, side)
     preconditioner = w_preconditioner.for_weights(Ht)

@@ -1,25 +1,27 @@
 """Second moments of the samples: products with X^T X and the groups' X_m^T X_m, and the
 basic model on second moments when every label is observed.
 
-How a fit multiplies by the second moments is decided once (`glocal.plan.resolve_feature_moments`)
-and kept as ``GlocalData.moments``: `ThroughSamples` (no d x d matrix: each product is a pass
-over X), `Gram` (X^T X kept) or `GroupGrams` (X^T X and every X_m^T X_m kept). The W block's
-quadratic part is sum_m C_m D Ht_m, C_m = X_m^T X_m, Ht_m = lam I + H_m (`glocal.objective`).
+How a fit multiplies by the second moments is decided once
+(`glocal.plan.resolve_feature_moments`) and kept as ``GlocalData.moments``: `ThroughSamples`
+(no d x d matrix: each product is a pass over X), `Gram` (X^T X kept) or `GroupGrams` (X^T X
+and every X_m^T X_m kept). The W block's quadratic part is sum_m C_m D Ht_m,
+C_m = X_m^T X_m, Ht_m = lam I + H_m (`glocal.objective`).
 
-With J = 1 the closed form of V is V = A^-1 (lam W^T X^T + U^T Y), A = U^T U + (lam + lam_v) I,
-that is V^T = X F + Y^T G with F = lam W A^-1 and G = U A^-1. What the U and W blocks and the
-basic objective need of V then follows from C = X^T X, X^T Y^T and Y Y^T:
+With J = 1 the closed form of V is V = A^-1 (lam W^T X^T + U^T Y),
+A = U^T U + (lam + lam_v) I, that is V^T = X F + Y^T G with F = lam W A^-1 and G = U A^-1.
+What the U and W blocks and the basic objective need of V then follows from C = X^T X,
+X^T Y^T and Y Y^T:
 
-    X^T V^T = C F + X^T Y^T G,   Y V^T = (X^T Y^T)^T F + Y Y^T G,   V V^T = F^T X^T V^T + G^T Y V^T,
+    X^T V^T = C F + X^T Y^T G,   Y V^T = (X^T Y^T)^T F + Y Y^T G,
+    V V^T = F^T X^T V^T + G^T Y V^T,
 
 so a round of either loop costs O(d^2 k + (d + l) l k) instead of passes over the n samples
 (`ImplicitV`, from `BasicMoments`). A start V = W^T X^T is F = W, G = 0.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse
 
 from .coupling import frobenius_terms
 from .label_fit import UStatistics
@@ -84,45 +86,6 @@ def moment_group_grams(W, group_grams):
     """P_m^T P_m = W^T X_m^T X_m W for every group (P = X W) from the groups' second moments
     X_m^T X_m; shape (g, k, k)."""
     return W.T @ group_grams @ W
-
-
-def resolve_feature_moments(data, memory_limit=2**28, max_features=None):
-    """``data`` with its second moments decided (``GlocalData.moments``): X^T X and the
-    groups' X_m^T X_m are kept when multiplying by them is cheaper than by X.
-
-    A product with X^T X costs d^2 per column against 2 nnz(X) through X; the g group
-    moments cost g d^2. Each is kept only when cheaper and within ``memory_limit`` bytes.
-    Through a backend every product with X is a pass over the data, so both are kept whenever
-    they fit, all from one pass, and X has at most ``max_features`` columns (None: any); with
-    more, the products go through X chunk by chunk (X W and X^T M), and no d x d matrix is
-    formed.
-
-    When products go through X and a sparse X in memory has more features than samples, X
-    is stored by columns (CSC): X W then reads the d x k W in order and X^T M reads the
-    small n x k M, where row storage scatters over d x k arrays.
-    """
-    X = data.X
-    d = X.shape[1]
-    nnz = X.nnz if hasattr(X, "nnz") else X.size
-    g = data.n_groups
-    in_memory = data.samples.in_memory
-    cheaper = d * d < 2 * nnz if in_memory else max_features is None or d <= max_features
-    keep_gram = cheaper and 8 * d * d <= memory_limit
-    keep_groups = (keep_gram and data.has_manifold_terms
-                   and (not in_memory or g * d * d < 2 * nnz) and 8 * g * d * d <= memory_limit)
-    if not keep_gram:
-        if in_memory and scipy.sparse.issparse(X) and d > X.shape[0]:
-            X = scipy.sparse.csc_matrix(X)
-        return replace(data, X=X, moments=THROUGH_SAMPLES)
-
-    def moments(part):
-        if not keep_groups:
-            return dense(part.X.T @ part.X), None
-        group_grams = np.stack([dense(part.X[idx].T @ part.X[idx])
-                                for idx in part.group_index])
-        return group_grams.sum(axis=0), group_grams  # X^T X without a second pass over X
-    gram, group_grams = data.samples.sum(moments, data, reads="X")
-    return replace(data, moments=GroupGrams(gram, group_grams) if keep_groups else Gram(gram))
 
 
 def dense(A):

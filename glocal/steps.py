@@ -109,9 +109,9 @@ class SampleSpace:
         return coupling.w_statistics(V, self.data)
 
     def rebalance(self, U, V, W):
-        """`glocal.coupling.rebalance` at (U, V, W): the rescaled point and the decrease; the
-        new W's X W is kept."""
-        U, V, W, P, decrease = coupling.rebalance(U, V, W, self.labels, self.scores(W))
+        """`glocal.optimizers.rebalance` at (U, V, W): the rescaled point and the decrease;
+        the new W's X W is kept."""
+        U, V, W, P, decrease = optimizers.rebalance(U, V, W, self.labels, self.scores(W))
         self.scores.seed(W, P)
         return U, V, W, decrease
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from autograd import grad, hessian
 
-from glocal import coupling
+from glocal import coupling, optimizers, plan
 from glocal import laplacians as lap
 from glocal import objective as obj
 from glocal import second_moments as sm
@@ -357,24 +357,24 @@ def test_moment_product_paths_agree(make_problem):
 
 def test_resolve_feature_moments(make_problem):
     data, _, X = make_problem(seed=3, n=50, d=8, g=3, grams="none")  # d^2 < 2 nnz, g d^2 < 2 nnz
-    attached = sm.resolve_feature_moments(replace(data, moments="auto"))
+    attached = plan.resolve_feature_moments(replace(data, moments="auto"))
     close(attached.moments.gram, X.T @ X, 1e-13)
     close(attached.moments.group_grams,
           np.stack([X[idx].T @ X[idx] for idx in data.group_index]), 1e-13)
-    no_terms = sm.resolve_feature_moments(replace(data, lam3=0.0, lam4=0.0))
+    no_terms = plan.resolve_feature_moments(replace(data, lam3=0.0, lam4=0.0))
     assert no_terms.moments.has_gram and not no_terms.moments.has_group_grams
-    too_small = sm.resolve_feature_moments(data, memory_limit=8)
+    too_small = plan.resolve_feature_moments(data, memory_limit=8)
     assert too_small.moments is sm.THROUGH_SAMPLES
     # Many features, few non-zeros: products through X are cheaper, nothing is attached.
     wide, _, _ = make_problem(seed=3, n=20, d=60, sparse=True)
-    wide_attached = sm.resolve_feature_moments(wide)
+    wide_attached = plan.resolve_feature_moments(wide)
     assert wide_attached.moments is sm.THROUGH_SAMPLES
     # ... and X is stored by columns, the same matrix.
     assert wide_attached.X.format == "csc"
     assert (wide_attached.X != wide.X).nnz == 0
     # More samples than features: products through X (no room for X^T X) keep its rows.
     tall, _, _ = make_problem(seed=3, n=200, d=60, sparse=True)
-    tall_attached = sm.resolve_feature_moments(tall, memory_limit=8)
+    tall_attached = plan.resolve_feature_moments(tall, memory_limit=8)
     assert tall_attached.moments is sm.THROUGH_SAMPLES
     assert tall_attached.X.format == tall.X.format == "csr"
 
@@ -427,7 +427,7 @@ def test_rebalance_is_the_best_rescaling(case, lam_v):
         return case.full(U, V, W, Z) + (0.0 if lam_v is None else
                                         (lam_v - data.lam2) * float(np.sum(V ** 2)))
 
-    U2, V2, W2, P2, decrease = coupling.rebalance(U, V, W, data, case.X @ W)
+    U2, V2, W2, P2, decrease = optimizers.rebalance(U, V, W, data, case.X @ W)
     close(P2, case.X @ W2, 1e-10)
     close(U2 @ V2, U @ V, 1e-10)
     close(U2 @ (case.X @ W2).T, U @ (case.X @ W).T, 1e-10)
@@ -438,12 +438,12 @@ def test_rebalance_is_the_best_rescaling(case, lam_v):
         A_inv = np.linalg.inv(A)
         assert full(U2 @ A, A_inv @ V2, W2 @ A_inv.T) >= full(U2, V2, W2)
     # At the best rescaling a second one has nothing left to gain.
-    assert coupling.rebalance(U2, V2, W2, data, P2)[4] <= 1e-10 * full(U2, V2, W2)
+    assert optimizers.rebalance(U2, V2, W2, data, P2)[4] <= 1e-10 * full(U2, V2, W2)
 
 
 def test_rebalance_leaves_a_singular_point(case):
     U, V, W, Z = case.point
     U = U.copy()
     U[:, 0] = 0.0  # U^T U singular: no rescaling is defined
-    U2, V2, W2, _, decrease = coupling.rebalance(U, V, W, case.data, case.X @ W)
+    U2, V2, W2, _, decrease = optimizers.rebalance(U, V, W, case.data, case.X @ W)
     assert decrease == 0.0 and U2 is U and V2 is V and W2 is W

@@ -12,9 +12,8 @@ from glocal import preconditioners as pre
 from glocal._validation import check_labels
 from glocal.correlation import FeatureSide
 from glocal.groups import group_index
-from glocal.plan import Levers
+from glocal.plan import Levers, resolve_feature_moments
 from glocal.protocol import sample_observed
-from glocal.second_moments import resolve_feature_moments
 from glocal.solver import SolverOptions, glocal_fit
 
 N_LATENT = 3

@@ -36,9 +36,9 @@ from glocal.datasets import make_glocal_data
 from glocal.groups import group_index
 from glocal.laplacians import LabelLaplacians
 from glocal.optimizers import run_optimizer
+from glocal.plan import resolve_feature_moments
 from glocal.plotting import save_figure
 from glocal.preconditioners import DenseW
-from glocal.second_moments import resolve_feature_moments
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 

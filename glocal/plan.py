@@ -10,11 +10,13 @@ Where each choice is made (the Design page of the documentation has the whole ta
     second moments of X                 resolve_feature_moments
     V on samples or on moments          uses_moments
     V algorithm                         resolve_v_step
+    U algorithm, W step                 resolve_plan
     V preconditioner                    resolve_v_preconditioner
     optimizer of every block, W solve   resolve_block_solvers
     W preconditioner                    resolve_w_preconditioner
     Z preconditioner                    resolve_correlation
     rescaling step                      resolve_plan (``Levers.rebalance``)
+    initialisation rounds               resolve_plan (``Levers.init_acceleration``)
     starting point                      resolve_start
 """
 
@@ -62,7 +64,7 @@ class Levers:
         (`glocal.optimizers.rebalance`); "auto": when V is not shrunk (lam_v = 0), where block
         descent drifts along the rescalings. Never on second moments (V implicit).
     use_moments : bool
-        Run both loops on second moments where they hold (`resolve_space`).
+        Run both loops on second moments where they hold (`uses_moments`).
     z_preconditioner : bool or "auto"
         Precondition the Z block; "auto": when lam3 + lam4 >= lam.
     max_dense_features : int

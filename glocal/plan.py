@@ -10,7 +10,7 @@ Where each choice is made (the Design page of the documentation has the whole ta
     second moments of X                 resolve_feature_moments
     V on samples or on moments          uses_moments
     V algorithm                         resolve_v_step
-    U algorithm, W step                 resolve_plan
+    U algorithm                         resolve_u_step
     V preconditioner                    resolve_v_preconditioner
     optimizer of every block, W solve   resolve_block_solvers
     W preconditioner                    resolve_w_preconditioner
@@ -102,7 +102,7 @@ def resolve_plan(data, n_latent, options, levers, correlation=None):
         data, space, correlation, start,
         steps.MixedRounds(levers.init_acceleration) if levers.init_acceleration
         else steps.PlainRounds(),
-        v_step, steps.u_by_problem, steps.w_by_problem,
+        v_step, resolve_u_step(data), steps.w_by_problem,
         space.rebalance if rebalance and not on_moments else steps.no_rescaling,
         solvers, w_preconditioner, v_preconditioner)
 
@@ -181,6 +181,12 @@ def resolve_v_step(data, options, on_moments):
                              "use v_closed_form=True or pass dense labels")
         return steps.v_by_problem
     return steps.v_closed_form if label.quadratic else steps.v_newton
+
+
+def resolve_u_step(data):
+    """The U algorithm: one pymanopt problem (`glocal.steps.u_by_problem`), whatever the
+    label fit."""
+    return steps.u_by_problem
 
 
 def resolve_v_preconditioner(data, n_latent, max_block_entries=2**24):

@@ -46,6 +46,26 @@ class MultiLabelMixin(MultiOutputMixin):
         """Label indicator: 1 where the score is positive (the paper's sign), else 0."""
         return (self.decision_function(X) > 0).astype(int)
 
+    def predict_top_k(self, X, k):
+        """Label indicator of the ``k`` best-scored labels of every row.
+
+        Every row gets exactly ``min(k, n_labels)`` labels, whatever the scores' scale
+        (ties go to the first label). See `glocal.thresholds.top_k_labels`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        k : int
+            Labels per row, at least 1.
+
+        Returns
+        -------
+        y_pred : ndarray of int of shape (n_samples, n_labels)
+        """
+        from .thresholds import top_k_labels
+
+        return top_k_labels(self.decision_function(X), k)
+
     def score(self, X, Y):
         """Average precision of each row's ranking of its observed labels (the paper's Ap).
 

@@ -39,6 +39,11 @@ every estimator's ``score`` returns, and `observed_average_precision_scorer` is 
 measure as a ``scoring`` callable for ``GridSearchCV`` / ``cross_val_score``.
 `evaluate_masked` gives every measure restricted to any chosen entries (undefined -> NaN).
 
+**Label sets and the top of the ranking.** `micro_f1` and `macro_f1` score predicted
+{0, 1} label sets (NaN labels left out), `precision_at_k` and `ndcg_at_k` the k
+best-ranked labels of each row, and `label_report` gives support, AUC, precision, recall and
+F1 per label.
+
 Each measure sorts every row once (every column for ``label_auc``; ``O(n l log l)``) and
 counts pairs from cumulative counts over tie groups; no pair is ever enumerated.
 """
@@ -56,6 +61,11 @@ __all__ = [
     "evaluate_masked",
     "observed_average_precision",
     "observed_average_precision_scorer",
+    "micro_f1",
+    "macro_f1",
+    "precision_at_k",
+    "ndcg_at_k",
+    "label_report",
     "PAPER_NAMES",
     "GREATER_IS_BETTER",
 ]
@@ -572,3 +582,13 @@ def evaluate(y_true, y_score):
         "label_auc": _mean(cols, "label_auc"),
         "instance_auc": _mean(rows, "instance_auc"),
     }
+
+
+# Measures of label sets and of the top of the ranking (they use the helpers above).
+from ._label_set_metrics import (  # noqa: E402
+    label_report,
+    macro_f1,
+    micro_f1,
+    ndcg_at_k,
+    precision_at_k,
+)

@@ -1,7 +1,5 @@
 """What every multi-label estimator of glocal shares: input checks, predict, score, tags."""
 
-import warnings
-
 import numpy as np
 from sklearn.base import MultiOutputMixin
 from sklearn.utils.validation import check_is_fitted
@@ -114,6 +112,6 @@ def warn_if_scores_vanish(U, V, weight):
     # V may be a Dask array (one pass over its chunks); neither U nor V is empty.
     bound = float(np.linalg.norm(U, axis=1).max()) * float(np.linalg.norm(V, axis=0).max())
     if bound < _VANISHED:
-        warnings.warn(f"the fitted model's scores are all zero (every entry of U V is below "
-                      f"{_VANISHED:g}): {weight} is too large for this data; lower it",
-                      UserWarning, stacklevel=4)
+        _validation.warn_once(f"the fitted model's scores are all zero (every entry of U V is "
+                              f"below {_VANISHED:g}): {weight} is too large for this data; "
+                              "lower it", UserWarning, stacklevel=4)

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array
 
 from .labels import SparseSignedLabels
@@ -28,12 +27,37 @@ class LabelWarning(UserWarning):
     """
 
 
-# Each distinct text of these warnings is shown once per process (Python's "once" action),
-# not once per fit: a search or cross_val_score fits many times, and every fit's k-means (and
-# scikit-learn's parallel helpers) reset the registries of Python's "default" action. Appended,
-# so that any filter of the user's comes first.
-warnings.filterwarnings("once", category=LabelWarning, append=True)
-warnings.filterwarnings("once", message="GLOCAL's ", category=ConvergenceWarning, append=True)
+# The (category, text) of every warning `warn_once` has shown in this process.
+_SHOWN = set()
+
+
+def warn_once(text, category, stacklevel=1):
+    """``warnings.warn(text, category)``, shown once per process for each distinct text.
+
+    A search or ``cross_val_score`` fits many times, and Python's "default" action shows a
+    warning once per place only until the warning filters change, which every k-means of a
+    fit and every task of scikit-learn's parallel helpers does. So where the filters would
+    show a glocal warning once ("default", "module", "once"), it is shown the first time
+    only; a filter of "always", "error" or "ignore" acts as usual. ``stacklevel`` as for
+    `warnings.warn`, counted from the caller of this function.
+    """
+    module = sys._getframe(stacklevel).f_globals.get("__name__", "")
+    if _action(text, category, module) in ("default", "module", "once"):
+        if (category, text) in _SHOWN:
+            return
+        _SHOWN.add((category, text))
+    warnings.warn(text, category, stacklevel=stacklevel + 1)
+
+
+def _action(text, category, module):
+    """The action of the first warning filter that matches (Python's rule; filters for one
+    line number are passed over)."""
+    for action, message, kind, place, lineno in warnings.filters:
+        if (issubclass(category, kind) and not lineno
+                and (message is None or message.match(text))
+                and (place is None or place.match(module))):
+            return action
+    return warnings.defaultaction
 
 
 def label_names_of(Y):
@@ -128,7 +152,7 @@ def reissue(records, label_names=None, stacklevel=2):
             text = name_labels(text, label_names)
         if (category, text) not in seen:
             seen.add((category, text))
-            warnings.warn(text, category, stacklevel=stacklevel + 1)
+            warn_once(text, category, stacklevel=stacklevel + 1)
 
 
 def from_signed_labels(Y):
@@ -340,11 +364,11 @@ def warn_about_labels(n_observed, n_positive, label_names=None):
     unobserved = np.flatnonzero(n_observed == 0)
     never_positive = np.flatnonzero((n_observed > 0) & (n_positive == 0))
     if unobserved.size:
-        warnings.warn(f"{labels_text(unobserved, label_names)} have no observed entry: their "
-                      "scores come from the other labels only", LabelWarning)
+        warn_once(f"{labels_text(unobserved, label_names)} have no observed entry: their "
+                  "scores come from the other labels only", LabelWarning)
     if never_positive.size:
-        warnings.warn(f"{labels_text(never_positive, label_names)} are never positive among "
-                      "their observed entries: they will be ranked low", LabelWarning)
+        warn_once(f"{labels_text(never_positive, label_names)} are never positive among "
+                  "their observed entries: they will be ranked low", LabelWarning)
 
 
 def check_groups(groups, n_samples):

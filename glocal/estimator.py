@@ -2,7 +2,6 @@
 
 import hashlib
 import time
-import warnings
 from dataclasses import replace
 from numbers import Integral, Real
 
@@ -587,9 +586,9 @@ def _warn_unless_converged(result, init_max_iter, max_iter, tol):
              "init_max_iter"),
             (result.converged, "main loop", max_iter, "max_iter")]:
         if not converged:
-            warnings.warn(f"GLOCAL's {loop} stopped at {name}={cap} before its relative "
-                          f"decrease fell below tol={tol}; increase {name} or tol",
-                          ConvergenceWarning)
+            _validation.warn_once(f"GLOCAL's {loop} stopped at {name}={cap} before its "
+                                  f"relative decrease fell below tol={tol}; increase {name} "
+                                  "or tol", ConvergenceWarning)
 
 
 def _append_constant(X, value):

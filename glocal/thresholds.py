@@ -28,8 +28,11 @@ from ._base import MultiLabelMixin
 
 __all__ = ["f1_thresholds", "top_k_labels", "LabelThresholdsCV"]
 
+# The least F1 a label's best cut must reach on a validation fold to set its threshold.
+MIN_F1 = 0.3
 
-def f1_thresholds(y_true, y_score):
+
+def f1_thresholds(y_true, y_score, min_f1=MIN_F1):
     """The threshold of every label that maximizes its F1 on its observed entries.
 
     For label j, the entries are cut at every gap between distinct scores; the cut of
@@ -43,11 +46,19 @@ def f1_thresholds(y_true, y_score):
         1 positive, 0 negative, NaN missing (left out).
     y_score : array-like of shape (n_samples, n_labels)
         Real scores.
+    min_f1 : float, default=0.3
+        A label whose best F1 is below this gets no threshold (NaN). A rare label with one
+        or two positives that the scores rank low would otherwise get a cut below most
+        negatives, and predict the label for nearly every row (the SCut rule's known
+        failure, which Fan & Lin's "fbr" guards against). `MIN_F1`: chosen on datasets
+        other than those of the thresholds study, where it gave the best micro and macro
+        F1 of 0, 0.1, 0.3 and 0.5 (``benchmarks/design_thresholds.py``).
 
     Returns
     -------
     thresholds : ndarray of shape (n_labels,)
-        NaN for a label without an observed positive (no cut has an F1).
+        NaN for a label without an observed positive (no cut has an F1), or whose best F1
+        is below ``min_f1``.
     """
     y_true = np.asarray(y_true, dtype=float)
     y_score = np.asarray(y_score, dtype=float)
@@ -59,11 +70,11 @@ def f1_thresholds(y_true, y_score):
         observed = ~np.isnan(y_true[:, j])
         labels, scores = y_true[observed, j] == 1, y_score[observed, j]
         if labels.any():
-            thresholds[j] = _best_f1_cut(labels, scores)
+            thresholds[j] = _best_f1_cut(labels, scores, min_f1)
     return thresholds
 
 
-def _best_f1_cut(labels, scores):
+def _best_f1_cut(labels, scores, min_f1):
     """`f1_thresholds` of one label with at least one positive."""
     order = np.argsort(-scores, kind="stable")
     scores, labels = scores[order], labels[order]
@@ -72,6 +83,8 @@ def _best_f1_cut(labels, scores):
     predicted = ends + 1
     f1 = 2 * tp / (predicted + labels.sum())
     best = int(np.argmax(f1))  # the first maximum: the highest cut
+    if f1[best] < min_f1:
+        return np.nan
     below = scores[ends[best] + 1] if best + 1 < len(ends) else scores[-1] - 1.0
     return 0.5 * (scores[ends[best]] + below)
 
@@ -103,7 +116,7 @@ def top_k_labels(y_score, k):
 
 def mean_thresholds(per_fold):
     """The thresholds of a cross-validation: each label's mean over the folds where it has
-    one; 0 (the sign) for a label with none (no observed positive in any validation fold)."""
+    one; 0 (the sign) for a label with none (see `f1_thresholds`)."""
     per_fold = np.asarray(per_fold, dtype=float)
     tuned = ~np.isnan(per_fold).all(axis=0)
     thresholds = np.zeros(per_fold.shape[1])
@@ -128,8 +141,9 @@ class LabelThresholdsCV(MultiLabelMixin, MetaEstimatorMixin, BaseEstimator):
 
     ``fit`` cross-validates ``estimator``: on every fold it is fitted on the training rows
     and each label's F1-maximizing threshold is found on the validation rows' observed
-    entries (`f1_thresholds`); each label's threshold is the mean over the folds (0, the
-    sign, for a label without an observed positive in any validation fold). The estimator
+    entries (`f1_thresholds`); each label's threshold is the mean over the folds where it
+    got one (0, the sign, for a label that got none: no observed positive in any validation
+    fold, or an F1 below `MIN_F1` in every one). The estimator
     is then refitted on all the rows. ``predict`` gives the labels whose score is above
     their threshold; ``decision_function`` and ``score`` are the refitted estimator's.
 

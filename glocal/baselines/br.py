@@ -115,9 +115,9 @@ class BR(MultiLabelMixin, BaseEstimator):
             dual = small_rows or X_j.shape[0] < X_j.shape[1]
             self.coef_[j], self.intercept_[j] = _fit_svm(X_j, y, self.C, dual, seed)
         if constant:
-            warnings.warn(f"BR: {_validation.labels_text(constant, label_names)} have one "
-                          "class only among their observed entries; they get a constant "
-                          "score", LabelWarning)
+            _validation.warn_once(f"BR: {_validation.labels_text(constant, label_names)} "
+                                  "have one class only among their observed entries; they "
+                                  "get a constant score", LabelWarning)
         self.n_features_in_ = X.shape[1]
         return self
 

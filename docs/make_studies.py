@@ -532,8 +532,8 @@ def _recommended_cost():
         "--rhos 0.3``): ``GLOCALCV()`` against ``GridSearchCV(BR(), {\"C\": [0.01, 0.1, "
         "1, 10]})`` on the same 3 folds of one 60/40 split, one thread and one job each, "
         "in one process, wall seconds including the refit. The search costs "
-        f"{min(ratios):.1f} to {max(ratios):.1f} times BR's, above the goal of at most 3 "
-        "times (5 with 374 labels). Where BR's liblinear fails to converge at C = 10 "
+        f"{min(ratios):.1f} to {max(ratios):.1f} times BR's. Where BR's liblinear fails to "
+        "converge at C = 10 "
         "(rcv1subset1, bibtex and Enron with every label observed) its search is slow too "
         "and the ratio is 1.1 to 1.5; where BR converges fast, GLOCALCV() costs 4 to 38 "
         "times more. GLOCALCV() raised no ``ConvergenceWarning`` in any of these runs.",
@@ -550,31 +550,32 @@ def _recommended_cost():
         "**Why it costs more, and what was measured to lower it.** The search fits 8 "
         "settings on 3 folds and refits the best: 25 fits of a model whose every round "
         "solves four blocks, against one LinearSVC per label and C. One GLOCAL fit at the "
-        "chosen setting costs about as much as BR's whole search on Arts. Measured on the "
-        "idle machine with ``python benchmarks/bench_recommended.py --datasets arts enron "
+        "chosen setting costs about as much as BR's whole search on Arts. Measured with "
+        "``python benchmarks/bench_recommended.py --datasets arts enron "
         "medical --rhos 0.3 1 --levers`` (printed below; CPU seconds of the refit at the "
         "chosen setting, of the path fits, or of the whole search):", "",
-        "* **Adopted: the solver's rescaling step** (``SolverOptions.rebalance`` of "
-        ":mod:`glocal.solver`). The search took 21-34 % less CPU time on Arts, Enron and "
+        "* **The solver's rescaling step** (``SolverOptions.rebalance`` of "
+        ":mod:`glocal.solver`, on by default). The search took 21-34 % less CPU time on Arts, Enron and "
         "medical at ρ = 0.3 (Arts 4.1 instead of 5.2 s), 28 % and 35 % on Arts and Enron at "
         "ρ = 1, its refit's initialisation 7-14 rounds instead of 38-58 on Arts and Enron "
         "at the chosen ``lam2``; on medical at ρ = 1 the step never "
         "applies (U^T U is singular to working precision) and nothing changed.",
         "* **Stopping each path at its first drop of the mean CV score** would skip 21-28 % "
         "of the path fits on Arts and Enron with the same picks, none on medical, whose "
-        "best ``lam2`` ends the path. Not adopted: the search would no longer score every "
-        "setting it reports.",
+        "best ``lam2`` ends the path. ``GLOCALCV`` walks every path to its end: stopped "
+        "early, the search would no longer score every setting it reports.",
         "* **Starting the refit from the first fold's solution** at the chosen setting: "
         "7-30 % less refit time on Arts and Enron, none on medical at ρ = 0.3 and 71 % at "
         "ρ = 1 (1.2 instead of 4.0 s, at a 0.7 % lower objective); the refit is 13-56 % "
-        "of the search. Not adopted: the refit would then depend on the folds and no "
-        "longer be the model ``GridSearchCV(refit=True)`` returns.",
+        "of the search. ``GLOCALCV`` refits from GLOCAL's own initial point: started from a "
+        "fold's solution, the refit would depend on the folds and no longer be the model "
+        "``GridSearchCV(refit=True)`` returns.",
         "* **V by Newton's method per column** in the refit (``v_closed_form=True``): 1.15 "
         "to 2.1 times slower than the trust regions kept.",
         "* **Folds on two processes** (``n_jobs=2``): 2-29 % less wall time (3 folds on 2 "
         "processes, then the refit alone); the user's choice.",
-        "* **Not built: the squared hinge's Hessian products on its active entries "
-        "only.** Profiled, the V block's Hessian products take a tenth (Arts) to a third "
+        "* **The squared hinge's Hessian products on its active entries only** (not "
+        "implemented). Profiled, the V block's Hessian products take a tenth (Arts) to a third "
         "(the synthetic 20,000-row set) of a fit's time, and 14 % (bibtex) to 38 % (Arts) "
         "of the observed entries are active at 70 % observed: restricting the products "
         "cannot bring 25 fits near BR's cost.", ""]
@@ -707,10 +708,10 @@ def performance(out):
         "of the basic-model initialisation, whose V block with labels missing solves one "
         "k x k system per sample (rcv1subset1 at ρ = 0.3: 1.2 of 2.8 s); and the "
         "pymanopt blocks (the 50,000-feature set: 4.8 of 8 s, its W block through an "
-        "n x n Woodbury factor). LibMultiLabel makes one liblinear pass per label. The "
-        "goal of GLOCAL's defaults at most as slow as LibMultiLabel (every label observed) "
-        "is met on Enron and delicious only, and that of at most 1.5 times its time (30 % "
-        "observed) on none of the six sets.", ""]
+        "n x n Woodbury factor). LibMultiLabel makes one liblinear pass per label. "
+        "With every label observed, GLOCAL at its defaults is at most as slow as "
+        "LibMultiLabel on Enron and delicious only; with 30 % observed it takes more than "
+        "1.5 times LibMultiLabel's time on all six sets.", ""]
 
     rows = _read_csv(DATA / "glocalcv.csv")
     speedup = float(rows[0]["cpu_s"]) / float(rows[1]["cpu_s"])
@@ -743,7 +744,7 @@ def performance(out):
     lines += [
         "**Strong correlation weights** (``python benchmarks/bench_scale.py --sections "
         "strong``, training rows of Enron and scene, CPU time as a ratio to the default "
-        "weights' fit on the same rows; the goal is at most 20 times). Where the time goes: "
+        "weights' fit on the same rows). Where the time goes: "
         "with large ``lam3``, the Z block, whose Hessian U B_m U^T is steep along U and "
         "flat across it, so that conjugate gradients stall and the trust regions taking "
         "over stop at their 100-iteration cap; with large ``lam4``, the W block, whose "

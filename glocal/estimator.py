@@ -120,8 +120,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         lam2 ||X W||^2 that grows against the label-fit term as fewer labels are observed.
         A small ``lam_v`` with a large ``lam`` leaves trace-norm-regularized linear models
         U W^T x fitted on the observed entries. Measured with missing labels (see the
-        Missing-labels study in the documentation):
-        ``lam_v=0, fit_intercept=True, n_latent=n_labels`` and lam2 tuned in {4, 16}.
+        Missing-labels study in the documentation): ``lam_v=0, fit_intercept=True,
+        n_latent=min(n_labels, 100)`` with lam2 tuned in {16, 4, 2, 1}, the design
+        `glocal.GLOCALCV` searches by default.
     normalize_rows : bool, default=False
         Not part of the paper's model. When True, every sample is scaled to unit Euclidean
         norm, x / ||x|| (a zero row stays zero), before anything else in ``fit`` (k-means

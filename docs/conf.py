@@ -63,7 +63,10 @@ autosummary_generate = True
 autodoc_inherit_docstrings = False  # pymanopt's method docstrings are not ours
 # The optional extras' packages: the API pages document glocal.dask_backend without dask.
 autodoc_mock_imports = ["dask", "distributed", "dask_ml"]
-autodoc_default_options = {"members": True, "inherited-members": False}
+# A class page lists the methods it inherits from glocal's own classes (predict, score,
+# predict_top_k of every estimator), not those of scikit-learn's or pymanopt's bases.
+autodoc_default_options = {"members": True, "inherited-members": "BaseEstimator, Euclidean, "
+                                                                   "RiemannianSubmanifold"}
 numpydoc_show_class_members = False  # the class pages list members through autodoc
 numpydoc_class_members_toctree = False
 intersphinx_mapping = {}  # offline builds: no inventories fetched

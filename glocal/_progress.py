@@ -39,6 +39,7 @@ class FitProgress:
         if stage != self.stage:  # a new loop starts from its own first value
             self.stage, self.last, self.first_decrease = stage, value, None
             self.start = 0.0 if stage == "init" else 0.5
+            self.advance(self.start)  # the main loop starts when the initialisation ended
             return
         decrease = (self.last - value) / max(abs(self.last), 1e-300)
         self.last = value

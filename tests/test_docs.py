@@ -3,7 +3,8 @@ study pages are those its benchmarks' outputs give, and its pages show their fig
 real browser (headless Chromium).
 
 The build runs every example and tutorial (the real-data ones read $GLOCAL_DATA), so these
-tests take a minute or two (marked slow); CI installs the docs extra and chromium.
+tests take a minute or two (marked slow). They need the docs extra and Chromium, and skip
+naming the one missing.
 """
 
 import html as html_module
@@ -28,7 +29,9 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 def _require(module):
     if IN_CI:  # CI installs the docs extra: a missing package is a failure there
         __import__(module)
-    return pytest.importorskip(module)
+    return pytest.importorskip(module, reason=f"{module} is not installed: the documentation "
+                                              "tests need the docs extra, pip install -e "
+                                              "'.[docs]'")
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +185,8 @@ def _browser():
             return shutil.which(name)
     if IN_CI:
         pytest.fail("no headless browser: CI installs chromium")
-    pytest.skip("chromium is not installed")
+    pytest.skip("chromium is not installed: the documentation tests open the built site in "
+                "it (apt-get install chromium)")
 
 
 def _chromium(*args):

@@ -126,3 +126,20 @@ def test_glocalcv_claims_what_the_study_measured():
     text = " ".join(GLOCALCV.__doc__.split())
     assert "with or without missing labels" not in text
     assert "best design measured in this library with missing labels" in text
+
+
+def test_the_readme_test_command_runs_the_documentation_tests(monkeypatch):
+    readme = (REPO / "README.md").read_text()
+    extras = re.findall(r'pip install -e "\.\[([a-z,]+)\]" && python -m pytest -q', readme)
+    assert extras and all("docs" in found.split(",") for found in extras), extras
+    assert "apt-get install chromium" in readme
+    # Without them, the documentation tests say what to install.
+    import test_docs
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(test_docs, "IN_CI", False)
+    with pytest.raises(pytest.skip.Exception, match=r"pip install -e '\.\[docs\]'"):
+        test_docs._require("a_module_that_is_not_installed")
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
+        test_docs._browser()

@@ -60,7 +60,7 @@ class MultiLabelMixin(MultiOutputMixin):
         -------
         y_pred : ndarray of int of shape (n_samples, n_labels)
         """
-        from .thresholds import top_k_labels
+        from .metrics._label_sets import top_k_labels
 
         return top_k_labels(self.decision_function(X), k)
 

@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._base import MultiLabelMixin
+from .metrics._label_sets import top_k_labels
 
 __all__ = ["f1_thresholds", "top_k_labels", "LabelThresholdsCV"]
 
@@ -87,31 +88,6 @@ def _best_f1_cut(labels, scores, min_f1):
         return np.nan
     below = scores[ends[best] + 1] if best + 1 < len(ends) else scores[-1] - 1.0
     return 0.5 * (scores[ends[best]] + below)
-
-
-def top_k_labels(y_score, k):
-    """The indicator of the ``k`` best-scored labels of every row.
-
-    Parameters
-    ----------
-    y_score : array-like of shape (n_samples, n_labels)
-    k : int
-        At least 1; every label when above their number. Ties are broken by the label's
-        column (the first one wins).
-
-    Returns
-    -------
-    y_pred : ndarray of int of shape (n_samples, n_labels)
-        1 for the k labels of highest score in each row, else 0.
-    """
-    y_score = np.asarray(y_score, dtype=float)
-    if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    k = min(int(k), y_score.shape[1])
-    top = np.argsort(-y_score, axis=1, kind="stable")[:, :k]
-    y_pred = np.zeros(y_score.shape, dtype=int)
-    np.put_along_axis(y_pred, top, 1, axis=1)
-    return y_pred
 
 
 def mean_thresholds(per_fold):

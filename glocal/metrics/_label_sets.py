@@ -6,10 +6,12 @@ of every count). The top-k measures take scores and complete {0, 1} labels; ties
 pessimistically, as in the paper's measures: among tied scores, negatives come first.
 """
 
+from numbers import Integral
+
 import numpy as np
 import scipy.sparse as sp
 
-from .metrics import _check_inputs, _label_stats, _row_values
+from ._ranking import _check_inputs, _label_stats, _row_values
 
 
 def _observed_sets(y_true, y_pred):
@@ -217,3 +219,28 @@ def label_report(y_true, y_score, y_pred=None, label_names=None):
             report["recall"] = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
         report["f1"] = _label_f1(tp, fp, fn)
     return report
+
+
+def top_k_labels(y_score, k):
+    """The indicator of the ``k`` best-scored labels of every row.
+
+    Parameters
+    ----------
+    y_score : array-like of shape (n_samples, n_labels)
+    k : int
+        At least 1; every label when above their number. Ties are broken by the label's
+        column (the first one wins).
+
+    Returns
+    -------
+    y_pred : ndarray of int of shape (n_samples, n_labels)
+        1 for the k labels of highest score in each row, else 0.
+    """
+    y_score = np.asarray(y_score, dtype=float)
+    if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = min(int(k), y_score.shape[1])
+    top = np.argsort(-y_score, axis=1, kind="stable")[:, :k]
+    y_pred = np.zeros(y_score.shape, dtype=int)
+    np.put_along_axis(y_pred, top, 1, axis=1)
+    return y_pred

@@ -397,6 +397,7 @@ def _fit(args):
         if not args.paper:  # the refitted best setting is the model saved, with thresholds
             saved["thresholds"] = search.thresholds_
             model = search.best_estimator_
+        model.set_params(verbose=0)  # how this command showed the fit, not the model's
         if chunked:  # a saved model holds numpy arrays only
             model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
             saved["training_rows"] = data.X.map_blocks(_row_digests, drop_axis=1,

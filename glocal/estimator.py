@@ -423,7 +423,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         """Label probabilities 1 / (1 + exp(-score)), shape (n_samples, n_labels).
 
         Only with ``loss="logistic"``, whose fit makes the scores log-odds of the observed
-        entries. The squared and squared-hinge losses fit margins, not probabilities: their
+        entries (shrunk by the model's penalties; how well they are calibrated on held-out
+        rows has not been measured). The squared and squared-hinge losses fit margins, not
+        probabilities: their
         scores rank labels and their sign (or `glocal.GLOCALCV`'s tuned thresholds) predicts
         them, but no transform of them is a probability without a calibration on held-out
         rows.

@@ -34,7 +34,7 @@ def fitted(tmp_path_factory):
     _svmlight(tmp / "train.svm", 0, n=40, d=5)
     _svmlight(tmp / "test.svm", 1, n=20, d=5)
     assert main(["fit", str(tmp / "train.svm"), "--model", str(tmp / "m.skops"),
-                 "--n-latent", "2", "--max-iter", "3"]) == 0
+                 "--n-latent", "2", "--max-iter", "3", "--paper"]) == 0
     return tmp
 
 

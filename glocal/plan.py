@@ -93,6 +93,7 @@ def resolve_plan(data, n_latent, options, levers, correlation=None):
     on_moments = uses_moments(data, options, levers, correlation)
     rebalance = (data.v_weight == 0 if levers.rebalance == "auto" else bool(levers.rebalance))
     start, v_step = resolve_start(data, levers), resolve_v_step(data, options, on_moments)
+    u_step = resolve_u_step(data)
     solvers = resolve_block_solvers(options, correlation.block_names)
     w_preconditioner = resolve_w_preconditioner(data, levers.max_dense_features)
     v_preconditioner = resolve_v_preconditioner(data, n_latent)
@@ -102,7 +103,7 @@ def resolve_plan(data, n_latent, options, levers, correlation=None):
         data, space, correlation, start,
         steps.MixedRounds(levers.init_acceleration) if levers.init_acceleration
         else steps.PlainRounds(),
-        v_step, resolve_u_step(data), steps.w_by_problem,
+        v_step, u_step, steps.w_by_problem,
         space.rebalance if rebalance and not on_moments else steps.no_rescaling,
         solvers, w_preconditioner, v_preconditioner)
 

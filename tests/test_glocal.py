@@ -20,8 +20,8 @@ LAYERS = [
     ("problems", ["glocal.manifolds", "glocal.preconditioners", "glocal.problems",
                   "glocal.optimizers", "glocal.correlation", "glocal.laplacians"]),
     ("solver", ["glocal.plan", "glocal.steps", "glocal.solver"]),
-    ("estimators", ["glocal.estimator", "glocal.thresholds", "glocal.model_selection",
-                    "glocal.baselines"]),
+    ("estimators", ["glocal._fit_data", "glocal.estimator", "glocal.thresholds",
+                    "glocal.model_selection", "glocal.baselines"]),
     ("workflows", ["glocal.reproduce", "glocal.plotting", "glocal.persistence"]),
     ("faces", ["glocal.cli", "glocal.__main__"]),
 ]

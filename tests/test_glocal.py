@@ -12,13 +12,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "glocal"
 # Lowest first; a module not listed belongs to the layer of its package.
 LAYERS = [
     ("foundations", ["glocal", "glocal._validation", "glocal._base", "glocal._io",
-                     "glocal.labels", "glocal.losses", "glocal.objective", "glocal.groups",
-                     "glocal.metrics", "glocal._progress",
-                     "glocal.protocol", "glocal.datasets"]),
-    ("problems", ["glocal.problems", "glocal.manifolds"]),
-    ("solver", ["glocal.solver", "glocal.dask_backend"]),
-    ("estimators", ["glocal.estimator", "glocal.thresholds", "glocal.model_selection",
-                    "glocal.baselines"]),
+                     "glocal._cache", "glocal.labels", "glocal.losses", "glocal.label_fit",
+                     "glocal.coupling", "glocal.second_moments", "glocal.objective",
+                     "glocal.backends", "glocal.dask_backend", "glocal.groups",
+                     "glocal.metrics", "glocal._progress", "glocal.protocol",
+                     "glocal.datasets"]),
+    ("problems", ["glocal.manifolds", "glocal.preconditioners", "glocal.problems",
+                  "glocal.optimizers", "glocal.correlation", "glocal.laplacians"]),
+    ("solver", ["glocal.plan", "glocal.steps", "glocal.solver"]),
+    ("estimators", ["glocal._fit_data", "glocal.estimator", "glocal.thresholds",
+                    "glocal.model_selection", "glocal.baselines"]),
     ("workflows", ["glocal.reproduce", "glocal.plotting", "glocal.persistence"]),
     ("faces", ["glocal.cli", "glocal.__main__"]),
 ]

@@ -2,9 +2,11 @@
 variables (blocks) of its own.
 
 GLOCAL's global and local label Laplacians (Eq. 4, `glocal.laplacians.LabelLaplacians`) are
-one `CorrelationTerm`. Another term (an asymmetric correlation per pair of labels, global and
-per group; a correlation of the scores' deviations from their means) is one new module with a
-subclass, fitted by ``glocal.solver.glocal_fit(data, k, correlation=term)``.
+one `CorrelationTerm`; the Laplacians of the scores' deviations from their means
+(`glocal.centered.CenteredLaplacians`) and the directed implications between labels
+(`glocal.implications.LabelImplications`) are two more. Each is one module with a subclass,
+fitted by ``glocal.solver.glocal_fit(data, k, correlation=term)``, or by name
+(``GLOCAL(correlation=...)``, `glocal.plan.CORRELATION_TERMS`).
 
 Every outer iteration of Algorithm 1 (`glocal.solver.glocal_fit`) calls, in order::
 
@@ -15,8 +17,11 @@ Every outer iteration of Algorithm 1 (`glocal.solver.glocal_fit`) calls, in orde
     W = ... term.w_side(U, state, side) ...           line 8: the term in W
     objective = basic objective + term.value(U, state, side)
 
-For a fixed state the term must be a homogeneous quadratic form in F (as tr(F^T L F) is):
-the U and W blocks then stay quadratics whose Hessians the sides apply. Only `label_side`
+For a fixed state the term is either a homogeneous quadratic form in F (as tr(F^T L F) is):
+the U and W blocks then stay quadratics whose Hessians the sides apply, and W's is solved as
+a linear system where that pays; or any twice differentiable (or piecewise quadratic)
+function of F, whose W part is then a `FeatureSide` ``nonquadratic`` part and whose U side
+evaluates it at every point. Only `label_side`
 reads the data (anything the other methods need of it, e.g. the features' means, goes into
 the side it returns); ``space`` gives it: ``space.data`` (the `glocal.objective.GlocalData`),
 ``space.scores(W)`` (P = X W, n x k: in memory, or chunked beside X on a backend),
@@ -58,20 +63,32 @@ class FeatureSide:
 
     Attributes
     ----------
-    weights : ndarray of shape (g, k, k)
+    weights : ndarray of shape (g, k, k) or None
         H_m of the part of the term that reads sum_m tr(P_m H_m P_m^T), P_m = X_m W: it
-        joins the coupling term's products with the groups' second moments, one pass.
+        joins the coupling term's products with the groups' second moments, one pass. None
+        for a term without such a part.
     product : callable or None
         ``D -> M D`` for the rest of the term's (halved) Hessian in W, or None when the
         weights say it all.
+    nonquadratic : object or None
+        The part of the term that is not a quadratic form in W, with ``cost_grad(W)`` (its
+        value and half its gradient) and ``hessp(W, D)`` (half its Hessian at W applied to
+        D); None for a term quadratic in W. With it the W block is no linear system and is
+        solved by its optimizer.
     """
 
     weights: object
     product: object = None
+    nonquadratic: object = None
 
 
 class CorrelationTerm:
     """A correlation term: its value, its sides in U and W, and its own blocks.
+
+    A term made by name (``GLOCAL(correlation=...)``, `glocal.plan.CORRELATION_TERMS`) is
+    constructed as ``term(lam3, lam4, group_fractions, preconditioned)``: its global and
+    local weights, the groups' n_m / n, and whether to precondition its own blocks (asked
+    when the weights are strong, lam3 + lam4 >= lam).
 
     Attributes
     ----------
@@ -113,7 +130,8 @@ class CorrelationTerm:
 
     def u_side(self, state, side):
         """The term as a function of U: an object with ``cost_grad(U)`` (its value and half
-        its gradient) and ``hessp(D)`` (half its Hessian applied to D)."""
+        its gradient) and ``hessp(U, D)`` (half its Hessian at U applied to D; a quadratic
+        term does not read U)."""
         raise NotImplementedError
 
     def w_side(self, U, state, side):
@@ -121,6 +139,11 @@ class CorrelationTerm:
         at the previous W)."""
         raise NotImplementedError
 
+    def state_shape(self, n_groups, n_labels, n_latent):
+        """The shape of the term's state (an estimator's ``Z_``)."""
+        raise NotImplementedError
+
     def correlations(self, state, group_fractions):
-        """What an estimator shows of a fitted state: a dict from attribute name to array."""
+        """What an estimator shows of a fitted state: a dict from attribute name
+        (``global_correlation_``, ``local_correlations_``) to array."""
         return {}

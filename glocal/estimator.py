@@ -17,9 +17,9 @@ from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
 from ._fit_data import FitCache, glocal_data, solver_options
 from ._progress import fit_progress
-from .laplacians import global_correlation, local_correlations
 from .losses import LOSSES
 from .optimizers import OPTIMIZERS
+from .plan import CORRELATION_TERMS
 from .solver import glocal_fit
 
 
@@ -72,6 +72,24 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Weight of the global label-manifold regularizer.
     lam4 : float, default=1e-3
         Weight of the local label-manifold regularizers.
+    correlation : {"laplacian", "centered", "asymmetric"}, default="laplacian"
+        The correlation terms that lam3 and lam4 weigh. ``"laplacian"``: the paper's, above.
+        ``"centered"`` (not in the paper): the same Laplacians on the scores' deviations
+        from their means, F_0 - f_0 1^T and F_m - f_m 1^T (f_0 the mean score of each label
+        over all samples, f_m over group m), so that they read the scores' covariance and
+        not their offsets (`glocal.centered`). ``"asymmetric"`` (not in the paper; its
+        conclusion's future work): a directed weight A_m[i, j] >= 0 per pair of labels and
+        group, rows summing to one, for "label i implies label j", learned with the
+        scores' violations of it::
+
+            sum_m [ lam3 (n_m/n) sum_{s <= n} + lam4 sum_{s in group m} ]
+                  sum_{i != j} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2
+              + tau (lam3 + lam4) sum_m n_m sum_{i != j} A_m[i, j] log A_m[i, j]
+
+        with tau = 0.1 (`glocal.implications`): each row of A_m is then a Gibbs
+        distribution over the labels that label i may imply, graded by how often the
+        scores contradict each. It costs n l^2 per pass over the samples, against the
+        paper's l k^2.
     max_iter : int, default=30
         Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
         when it was reached before ``tol``.
@@ -148,7 +166,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     intercept_ : ndarray of shape (n_labels,)
         Label biases (zero unless ``fit_intercept``); scores are X W_ U_^T + intercept_.
     Z_ : ndarray of shape (n_groups_, n_labels, n_latent)
-        Factors of the group label Laplacians; every row has unit norm.
+        Factors of the group label Laplacians; every row has unit norm. With
+        ``correlation="asymmetric"``, the directed weights A_m instead, shape
+        (n_groups_, n_labels, n_labels).
     groups_ : ndarray of shape (n_samples,)
         Group id of every training sample, in ``[0, n_groups_)`` (a Dask array when X is
         one).
@@ -194,6 +214,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "lam2": [Interval(Real, 0, None, closed="neither")],
         "lam3": [Interval(Real, 0, None, closed="left")],
         "lam4": [Interval(Real, 0, None, closed="left")],
+        "correlation": [StrOptions(set(CORRELATION_TERMS))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "init_max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -211,16 +232,18 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     }
 
     def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
-                 max_iter=30, init_max_iter=30, tol=1e-4, optimizer="auto",
-                 v_closed_form=True, solver_options=None, fit_intercept=False,
-                 intercept_scaling=1.0, loss="squared", class_weight=None, lam_v=None,
-                 normalize_rows=False, random_state=None, verbose=0):
+                 correlation="laplacian", max_iter=30, init_max_iter=30, tol=1e-4,
+                 optimizer="auto", v_closed_form=True, solver_options=None,
+                 fit_intercept=False, intercept_scaling=1.0, loss="squared",
+                 class_weight=None, lam_v=None, normalize_rows=False, random_state=None,
+                 verbose=0):
         self.n_latent = n_latent
         self.n_groups = n_groups
         self.lam = lam
         self.lam2 = lam2
         self.lam3 = lam3
         self.lam4 = lam4
+        self.correlation = correlation
         self.max_iter = max_iter
         self.init_max_iter = init_max_iter
         self.tol = tol
@@ -259,7 +282,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             Starting point of the fit instead of the basic model's own: a model fitted on
             the same labels and groups, e.g. at a nearby ``lam2`` (a regularization path,
             as `glocal.GLOCALCV` walks), or arrays shaped as its ``U_``, ``V_`` (None:
-            W^T X), ``W_`` and ``Z_``. The estimator adapts W's
+            W^T X), ``W_`` and ``Z_`` (None: the correlation term's own start, as for a
+            model fitted with another ``correlation``). The estimator adapts W's
             layout: the bias is carried over when both fits have ``fit_intercept``, starts
             at zero when only this one has it, and is dropped otherwise. The init's ``V_``
             is used when it has one column per sample of X, else V starts at W^T X. The
@@ -322,7 +346,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         with threadpool_limits(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,
-                                levers=levers, random_state=rng.randint(2**31 - 1),
+                                levers=levers, correlation=self.correlation,
+                                random_state=rng.randint(2**31 - 1),
                                 callback=_all_of(callbacks), initial_point=initial_point)
         if progress is not None:
             progress.finish()
@@ -353,6 +378,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if isinstance(init, GLOCAL):
             check_is_fitted(init)
             U, V, W, Z = init.U_, init.V_, init.W_, init.Z_
+            if init.correlation != self.correlation:
+                Z = None  # another term's state: this term starts from its own
             bias = init._bias_row if init.fit_intercept else None
             if bias is not None and init.intercept_scaling != self.intercept_scaling:
                 bias = bias * (init.intercept_scaling / self.intercept_scaling)  # same scores
@@ -365,10 +392,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             raise ValueError("init must be a fitted GLOCAL (GLObal, loCAL) or a tuple "
                              f"(U, V, W, Z), got {type(init).__name__}")
         k = self.n_latent
+        term = self._term(np.full(n_groups, 1.0 / n_groups))
         expected = {"U": (n_labels, k), "V": (k, n_samples), "W": (n_features, k),
-                    "Z": (n_groups, n_labels, k)}
+                    "Z": term.state_shape(n_groups, n_labels, k)}
         for name, array in zip("UVWZ", (U, V, W, Z)):
-            if (array is not None or name != "V") and np.shape(array) != expected[name]:
+            if (array is not None or name not in "VZ") and np.shape(array) != expected[name]:
                 raise ValueError(f"init: {name} has shape {np.shape(array)}, expected "
                                  f"{expected[name]}")
         W = np.asarray(W, dtype=float)
@@ -377,13 +405,21 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             W = np.vstack([W, bias[None, :]])
         return U, V, W, Z
 
+    def _term(self, group_fractions):
+        """The fit's correlation term (`glocal.plan.CORRELATION_TERMS`)."""
+        return CORRELATION_TERMS[self.correlation](self.lam3, self.lam4, group_fractions)
+
+    def _correlations(self):
+        check_is_fitted(self)
+        return self._term(self._group_fractions).correlations(self.Z_, self._group_fractions)
+
     @property
     def local_correlations_(self):
-        return local_correlations(self.Z_)
+        return self._correlations()["local_correlations_"]
 
     @property
     def global_correlation_(self):
-        return global_correlation(self.local_correlations_, self._group_fractions)
+        return self._correlations()["global_correlation_"]
 
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
@@ -471,13 +507,15 @@ class GLObal(GLOCAL):
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam4"}
 
-    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, max_iter=30,
-                 init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3,
+                 correlation="laplacian", max_iter=30, init_max_iter=30, tol=1e-4,
+                 optimizer="auto", v_closed_form=True,
                  solver_options=None, fit_intercept=False, intercept_scaling=1.0,
                  loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
                  random_state=None, verbose=0):
         super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=lam3,
-                         lam4=0.0, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
+                         lam4=0.0, correlation=correlation, max_iter=max_iter,
+                         init_max_iter=init_max_iter, tol=tol,
                          optimizer=optimizer, v_closed_form=v_closed_form,
                          solver_options=solver_options, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, loss=loss,
@@ -496,13 +534,15 @@ class loCAL(GLOCAL):
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam3"}
 
-    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3, max_iter=30,
-                 init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
+    def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3,
+                 correlation="laplacian", max_iter=30, init_max_iter=30, tol=1e-4,
+                 optimizer="auto", v_closed_form=True,
                  solver_options=None, fit_intercept=False, intercept_scaling=1.0,
                  loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
                  random_state=None, verbose=0):
         super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=0.0,
-                         lam4=lam4, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
+                         lam4=lam4, correlation=correlation, max_iter=max_iter,
+                         init_max_iter=init_max_iter, tol=tol,
                          optimizer=optimizer, v_closed_form=v_closed_form,
                          solver_options=solver_options, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, loss=loss,

@@ -44,10 +44,12 @@ def _transposed(stack):
     return np.swapaxes(stack, -1, -2)
 
 
-def label_side_weights(grams, fractions, lam3, lam4):
+def label_side_weights(grams, fractions, lam3, lam4, total=None):
     """B_m = lam3 (n_m/n) P^T P + lam4 P_m^T P_m from the groups' P_m^T P_m (``grams``), shape
-    (g, k, k). With these, the terms are sum_m tr(Z_m^T U B_m U^T Z_m)."""
-    total = grams.sum(axis=0)
+    (g, k, k); ``total`` is P^T P when it is not their sum (centered scores). With these, the
+    terms are sum_m tr(Z_m^T U B_m U^T Z_m)."""
+    if total is None:
+        total = grams.sum(axis=0)
     return lam3 * fractions[:, None, None] * total[None] + lam4 * grams
 
 
@@ -98,7 +100,7 @@ class _USide:
         TB = T @ self.B
         return np.sum(TB * T), (self.Z @ TB).sum(axis=0)
 
-    def hessp(self, D):
+    def hessp(self, U, D):
         return (self.Z @ ((_transposed(self.Z) @ D) @ self.B)).sum(axis=0)
 
 
@@ -129,12 +131,15 @@ class LabelLaplacians(CorrelationTerm):
         if not self.active:  # nothing to read of the scores: every B_m is zero
             self.label_side = self._no_weights
 
+    def state_shape(self, n_groups, n_labels, n_latent):
+        return (n_groups, n_labels, n_latent)
+
     def start(self, n_groups, n_labels, n_latent, rng):
         return normalize_rows(rng.standard_normal((n_groups, n_labels, n_latent)))
 
     def checked(self, state, n_groups, n_labels, n_latent):
         Z = np.array(state, dtype=float)
-        expected = (n_groups, n_labels, n_latent)
+        expected = self.state_shape(n_groups, n_labels, n_latent)
         if Z.shape != expected:
             raise ValueError(f"initial_point: Z has shape {Z.shape}, expected {expected}")
         return normalize_rows(Z)  # the constraint holds from the start

@@ -160,8 +160,9 @@ def u_cost_grad(U, term, lam2, sides=()):
 
     ``term`` is the label-fit term at the fixed V (`glocal.label_fit.LabelFit.u_term`);
     ``sides`` are the correlation terms' U sides (none in the basic model), each with
-    ``cost_grad`` (value, half gradient) and ``hessp`` (half Hessian product). The block
-    reads nothing else of the data: U meets the samples only through the label term.
+    ``cost_grad`` (value, half gradient) and ``hessp`` (half Hessian product at a point).
+    The block reads nothing else of the data: U meets the samples only through the label
+    term and the correlation terms' sides.
     """
     cost, grad = term.cost_grad(U)
     cost = cost + lam2 * np.sum(U ** 2)
@@ -175,10 +176,10 @@ def u_cost_grad(U, term, lam2, sides=()):
 
 def u_hessp(D, term, lam2, U=None, sides=()):
     """Hessian of Eq. (7) at U applied to a direction D (U is not read for the paper's
-    quadratic term)."""
+    quadratic terms)."""
     out = term.hessp(U, D) + lam2 * D
     for side in sides:
-        out += side.hessp(D)
+        out += side.hessp(U, D)
     return 2.0 * out
 
 
@@ -296,26 +297,35 @@ def w_products(data, side=None):
 
     ``side`` is the correlation terms' W side (`glocal.correlation.FeatureSide`: per-group
     weights H and maybe a product of its own); None in the basic model, where the product
-    is lam X^T X D and Ht is None (lam I for every group).
+    is lam X^T X D and Ht is None (lam I for every group), as for a side without weights.
     """
-    if side is None:
-        return (lambda D: data.lam * data.moments.gram_product(D, data)), None
-    Ht = side.weights + data.lam * np.eye(side.weights.shape[-1])
-    if side.product is None:
-        return (lambda D: data.moments.group_product(D, Ht, data)), Ht
+    if side is None or side.weights is None:
+        Ht = None
+
+        def quadratic(D):
+            return data.lam * data.moments.gram_product(D, data)
+    else:
+        Ht = side.weights + data.lam * np.eye(side.weights.shape[-1])
+
+        def quadratic(D):
+            return data.moments.group_product(D, Ht, data)
+    if side is None or side.product is None:
+        return quadratic, Ht
 
     def product(D):
-        out = data.moments.group_product(D, Ht, data)
+        out = quadratic(D)
         out += side.product(D)
         return out
     return product, Ht
 
 
-def w_cost_grad(W, XtV, V_sq_norm, product, lam, lam2):
+def w_cost_grad(W, XtV, V_sq_norm, product, lam, lam2, nonquadratic=None):
     """Terms of Eq. (8) and their gradient in W.
 
     ``XtV`` is X^T V^T and ``V_sq_norm`` is ||V||^2, both fixed within the block; ``product``
-    is the block's quadratic part, which reads the samples (`w_products`).
+    is the block's quadratic part, which reads the samples (`w_products`); ``nonquadratic``
+    a correlation term's part that is not quadratic in W (`glocal.correlation.FeatureSide`),
+    or None.
     """
     # In place on the product (a new array): with many features every d x k temporary is
     # a fresh allocation and a pass over memory.
@@ -323,13 +333,20 @@ def w_cost_grad(W, XtV, V_sq_norm, product, lam, lam2):
     grad -= lam * XtV
     grad += lam2 * W
     cost = np.vdot(W, grad) - lam * np.vdot(W, XtV) + lam * V_sq_norm
+    if nonquadratic is not None:
+        extra_cost, extra_grad = nonquadratic.cost_grad(W)
+        cost += extra_cost
+        grad += extra_grad
     grad *= 2.0
     return float(cost), grad
 
 
-def w_hessp(D, product, lam2):
-    """Hessian of Eq. (8) applied to a direction D."""
+def w_hessp(D, product, lam2, W=None, nonquadratic=None):
+    """Hessian of Eq. (8) at W applied to a direction D (W is read by a ``nonquadratic``
+    part only)."""
     out = product(D)
     out += lam2 * D
+    if nonquadratic is not None:
+        out += nonquadratic.hessp(W, D)
     out *= 2.0
     return out

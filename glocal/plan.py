@@ -14,7 +14,7 @@ Where each choice is made (the Design page of the documentation has the whole ta
     V preconditioner                    resolve_v_preconditioner
     optimizer of every block, W solve   resolve_block_solvers
     W preconditioner                    resolve_w_preconditioner
-    Z preconditioner                    resolve_correlation
+    correlation term, Z preconditioner  resolve_correlation
     rescaling step                      resolve_plan (``Levers.rebalance``)
     initialisation rounds               resolve_plan (``Levers.init_acceleration``)
     starting point                      resolve_start
@@ -28,6 +28,8 @@ import scipy.sparse
 
 from . import steps
 from .coupling import dense_score_directions, feature_squares, lanczos_score_directions
+from .centered import CenteredLaplacians
+from .implications import LabelImplications
 from .laplacians import LabelLaplacians
 from .optimizers import BlockSolver, BlockSolvers, FallbackSolver, LinearSystemSolver
 from .preconditioners import DenseW, DiagonalW, DualW, v_column_blocks, v_column_diagonal, \
@@ -43,6 +45,13 @@ MAX_BACKEND_FEATURES = 4000
 MAX_DENSE_LABELS = 2000
 
 AUTO_OPTIMIZERS = {"U": "trust_regions", "V": "trust_regions", "W": "trust_regions"}
+
+# The correlation terms by name (``GLOCAL(correlation=...)``), each a
+# `glocal.correlation.CorrelationTerm` made from lam3, lam4, the group fractions and whether
+# to precondition its blocks: the paper's Laplacians of the scores, the same on the scores'
+# deviations from their means, and directed implications between labels.
+CORRELATION_TERMS = {"laplacian": LabelLaplacians, "centered": CenteredLaplacians,
+                     "asymmetric": LabelImplications}
 
 
 @dataclass(frozen=True)
@@ -81,15 +90,15 @@ class Levers:
     max_dense_features: int = 4000
 
 
-def resolve_plan(data, n_latent, options, levers, correlation=None):
+def resolve_plan(data, n_latent, options, levers, correlation="laplacian"):
     """The `glocal.steps.Plan` of a fit of ``data`` with ``n_latent`` latent labels under
-    `glocal.solver.SolverOptions` ``options`` and `Levers` ``levers``; ``correlation`` None
-    means the paper's term (`resolve_correlation`)."""
+    `glocal.solver.SolverOptions` ``options`` and `Levers` ``levers``; ``correlation`` is a
+    `glocal.correlation.CorrelationTerm` or the name of one (`resolve_correlation`)."""
     if isinstance(data.moments, str):  # "auto": not decided by the caller
         data = resolve_feature_moments(
             data, max_features=min(MAX_BACKEND_FEATURES, levers.max_dense_features))
-    if correlation is None:
-        correlation = resolve_correlation(data, levers)
+    if isinstance(correlation, str):
+        correlation = resolve_correlation(data, levers, correlation)
     on_moments = uses_moments(data, options, levers, correlation)
     rebalance = (data.v_weight == 0 if levers.rebalance == "auto" else bool(levers.rebalance))
     start, v_step = resolve_start(data, levers), resolve_v_step(data, options, on_moments)
@@ -147,14 +156,18 @@ def resolve_feature_moments(data, memory_limit=2**28, max_features=None):
     return replace(data, moments=GroupGrams(gram, group_grams) if keep_groups else Gram(gram))
 
 
-def resolve_correlation(data, levers):
-    """The paper's correlation terms (`glocal.laplacians.LabelLaplacians`) with lam3, lam4,
-    their Z block preconditioned when they are strong, lam3 + lam4 >= lam (``"auto"``):
-    there conjugate gradients stall; weaker weights, the defaults among them, keep plain
-    conjugate gradients."""
+def resolve_correlation(data, levers, name="laplacian"):
+    """The correlation term named ``name`` (`CORRELATION_TERMS`; the paper's,
+    `glocal.laplacians.LabelLaplacians`, by default) with lam3, lam4, its blocks
+    preconditioned when the weights are strong, lam3 + lam4 >= lam (``"auto"``): there
+    conjugate gradients stall on the Z block; weaker weights, the defaults among them, keep
+    plain conjugate gradients."""
+    if name not in CORRELATION_TERMS:
+        raise ValueError(f"unknown correlation {name!r}; expected one of "
+                         f"{sorted(CORRELATION_TERMS)}")
     preconditioned = (data.lam3 + data.lam4 >= data.lam if levers.z_preconditioner == "auto"
                       else bool(levers.z_preconditioner))
-    return LabelLaplacians(data.lam3, data.lam4, data.group_fractions, preconditioned)
+    return CORRELATION_TERMS[name](data.lam3, data.lam4, data.group_fractions, preconditioned)
 
 
 def uses_moments(data, options, levers, correlation):

@@ -80,17 +80,20 @@ def w_problem(XtV, V_sq_norm, data, w_preconditioner, side=None):
     Kronecker factor (``for_weights``: the Cholesky form's for correlation terms large next
     to lam, the diagonal form's for any correlation terms, never the Woodbury form's), the
     problem carries that linear system as ``linear_system`` (A's product, b, the
-    preconditioner) for `glocal.optimizers.solve_linear_system`; else it is None.
+    preconditioner) for `glocal.optimizers.solve_linear_system`; else, and always for a
+    side with a part that is not quadratic in W (``side.nonquadratic``), it is None.
     """
     product, Ht = obj.w_products(data, side)
     preconditioner = w_preconditioner.for_weights(Ht)
+    nonquadratic = None if side is None else side.nonquadratic
 
-    def hessp(D):
-        return obj.w_hessp(D, product, data.lam2)
+    def hessp(point, D):
+        return obj.w_hessp(D, product, data.lam2, point, nonquadratic)
     problem = make_problem(RealEuclidean(*XtV.shape),
                            lambda W: obj.w_cost_grad(W, XtV, V_sq_norm, product, data.lam,
-                                                     data.lam2),
-                           lambda point, D: hessp(D), preconditioner)
-    problem.linear_system = (None if preconditioner is w_preconditioner else
-                             (hessp, 2.0 * data.lam * XtV, preconditioner))
+                                                     data.lam2, nonquadratic),
+                           hessp, preconditioner)
+    quadratic = preconditioner is not w_preconditioner and nonquadratic is None
+    problem.linear_system = ((lambda D: hessp(None, D), 2.0 * data.lam * XtV, preconditioner)
+                             if quadratic else None)
     return problem

@@ -59,7 +59,8 @@ class SolverOptions:
 class GlocalResult:
     """What `glocal_fit` returns: the point, the objective history, counts and timings.
 
-    ``Z`` is the correlation term's state (the Z_m of the paper's term).
+    ``Z`` is the correlation term's state (the Z_m of the paper's term, the directed
+    weights A_m of the asymmetric one).
     ``init_converged`` and ``converged`` say whether the basic-model initialisation and the
     main loop met ``tol`` before their iteration caps.
     """
@@ -79,7 +80,7 @@ class GlocalResult:
 
 
 def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4, options=None,
-               levers=None, correlation=None, random_state=None, callback=None,
+               levers=None, correlation="laplacian", random_state=None, callback=None,
                initial_point=None):
     """Fit GLOCAL: basic-model initialisation by Eq. (1), then Algorithm 1 on Eq. (4).
 
@@ -99,9 +100,12 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4, optio
     options : SolverOptions, optional
     levers : glocal.plan.Levers, optional
         Switches that only benchmarks flip.
-    correlation : glocal.correlation.CorrelationTerm, optional
-        The correlation term, instead of the paper's global and local Laplacians with
-        ``data.lam3`` and ``data.lam4``.
+    correlation : glocal.correlation.CorrelationTerm or str, default="laplacian"
+        The correlation term, or the name of one weighted by ``data.lam3`` and
+        ``data.lam4`` (`glocal.plan.CORRELATION_TERMS`): ``"laplacian"``, the paper's global
+        and local Laplacians; ``"centered"``, the same on the scores' deviations from their
+        means (`glocal.centered`); ``"asymmetric"``, directed implications between labels
+        (`glocal.implications`).
     random_state : numpy.random.Generator or int or None
     callback : callable, optional
         Called as ``callback(stage, iteration, value)`` after every round; ``stage`` is
@@ -109,7 +113,8 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4, optio
     initial_point : tuple (U, V, W, Z) of ndarray, optional
         Start from this point instead of the basic model's own start (e.g. a solution at
         nearby weights: a regularization path). V may be None: it is then W^T X; Z is
-        checked by the correlation term (the paper's: its rows are normalized). The
+        checked by the correlation term (the paper's: its rows are normalized), or None
+        for the term's own start. The
         basic-model initialisation still runs ``init_max_iter`` rounds from it (pass 0 to
         go straight to Algorithm 1).
 
@@ -133,7 +138,7 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4, optio
         Z = term.start(data.n_groups, data.Y.shape[0], n_latent, rng)
         U, V, W = plan.start(plan, n_latent, rng)
     else:
-        U, V, W, Z = _check_initial_point(initial_point, data, term, n_latent)
+        U, V, W, Z = _check_initial_point(initial_point, data, term, n_latent, rng)
         V = space.start_from_scores(W) if V is None else space.start(V)
     U, V, W, basic, n_init_iter, init_converged = initialise(plan, U, V, W, init_max_iter,
                                                              tol, callback)
@@ -173,9 +178,9 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4, optio
                         init_converged, converged)
 
 
-def _check_initial_point(point, data, term, n_latent):
+def _check_initial_point(point, data, term, n_latent, rng):
     """Copies of a given (U, V, W) with their shapes checked (V may be None: W^T X), and the
-    correlation term's check of Z."""
+    correlation term's check of Z (None: the term's own start)."""
     (l, n), d = data.Y.shape, data.X.shape[1]
     U, V, W, Z = point
     shapes = {"U": (l, n_latent), "V": (n_latent, n), "W": (d, n_latent)}
@@ -183,4 +188,6 @@ def _check_initial_point(point, data, term, n_latent):
     for (name, shape), array in zip(shapes.items(), arrays):
         if array is not None and array.shape != shape:
             raise ValueError(f"initial_point: {name} has shape {array.shape}, expected {shape}")
-    return (*arrays, term.checked(Z, data.n_groups, l, n_latent))
+    Z = (term.start(data.n_groups, l, n_latent, rng) if Z is None
+         else term.checked(Z, data.n_groups, l, n_latent))
+    return (*arrays, Z)

@@ -70,7 +70,7 @@ class CenteredCorrelation(CorrelationTerm):
             TB = T @ side.B
             return np.sum(TB * T), (Z @ TB).sum(axis=0)
 
-        def hessp(D):
+        def hessp(U, D):
             return (Z @ ((np.swapaxes(Z, 1, 2) @ D) @ side.B)).sum(axis=0)
         return SimpleNamespace(cost_grad=cost_grad, hessp=hessp)
 

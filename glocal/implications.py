@@ -1,0 +1,328 @@
+"""Asymmetric label correlations: a directed weight per pair of labels, global and per group,
+that says how strongly one label implies another ("mountain" implies "tree" far more than
+"tree" implies "mountain", the paper's conclusion).
+
+Label i implies label j where j is relevant whenever i is: j's score should then be at least
+i's. The term penalizes the scores' violations of the implications it learns,
+
+    sum_m [ lam3 (n_m/n) sum_{s=1}^{n} + lam4 sum_{s in group m} ]
+          sum_{i != j} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2
+      + tau (lam3 + lam4) sum_m n_m sum_{i != j} A_m[i, j] log A_m[i, j],
+
+over the scores f(x) = U W^T x and the directed weights A_m of every group m: nonnegative,
+zero on the diagonal, every row summing to one (row i is how label i's implication spreads
+over the other labels). Nothing in the objective is symmetric in (i, j): A_m[i, j] and
+A_m[j, i] are free to differ, and a violation of "i implies j" (f_i above f_j) is not one
+of "j implies i".
+
+Why this form:
+
+* The squared hinge max(0, t)^2 penalizes only the direction that contradicts the
+  implication, and is once differentiable, as the squared-hinge label fit is; U and W are
+  solved with its generalized Hessian.
+* Rows on the simplex keep A_m from vanishing (as the unit diagonal of the paper's Z_m Z_m^T
+  does). The term is linear in A_m, so without more it would put all of a row on the one
+  label with the fewest violations; the entropy term (temperature ``tau``, in the units of a
+  squared score difference) makes the exact minimizer a Gibbs distribution instead,
+
+      A_m[i, j] proportional to exp(-(lam3 v[i, j] + lam4 v_m[i, j]) / (tau (lam3 + lam4))),
+
+  v and v_m the mean squared violation of "i implies j" over all samples and over group m,
+  so every pair gets a graded weight: how well the scores keep that implication, next to
+  the others of label i. This is the A block's update, in closed form.
+* As in the paper's Lemma 1, the global weights are the groups' combined by size,
+  sum_m (n_m / n) A_m, and a sample of group m is penalized with lam3 sum_m' (n_m'/n) A_m'
+  + lam4 A_m.
+
+Every evaluation compares every pair of labels on every sample: n l^2 work (in chunks of
+samples), against the l k^2 of the paper's terms. `LabelImplications` is this term as a
+`glocal.correlation.CorrelationTerm`: ``GLOCAL(correlation="asymmetric")``.
+"""
+
+import numpy as np
+from scipy.special import xlogy
+
+from ._cache import LastPoint
+from .correlation import CorrelationTerm, FeatureSide
+from .coupling import feature_product
+
+__all__ = ["LabelImplications", "TEMPERATURE", "pair_terms", "implication_weights"]
+
+# tau: weights of the pairs of one label whose mean squared violations differ by 0.1 (a
+# tenth of a unit margin's square) differ by a factor e.
+TEMPERATURE = 0.1
+
+# Numbers of one chunk of the samples' pair arrays (rows x l x l): 8 MiB per array.
+_CHUNK_ENTRIES = 2**20
+
+
+def pair_terms(S, weights=None, dS=None):
+    """The violations of the implications on a few samples that share ``weights`` (l x l).
+
+    Parameters
+    ----------
+    S : ndarray of shape (c, l)
+        Their scores.
+    weights : ndarray of shape (l, l), optional
+        Omega[i, j], the weight of "i implies j".
+    dS : ndarray of shape (c, l), optional
+        A direction.
+
+    Returns
+    -------
+    squares : ndarray of shape (l, l)
+        sum_s max(0, S[s, i] - S[s, j])^2.
+    grad : ndarray of shape (c, l) or None
+        The gradient in S of sum_ij Omega[i, j] squares[i, j] (with ``weights``).
+    hess : ndarray of shape (c, l) or None
+        Its generalized Hessian applied to ``dS`` (with ``weights`` and ``dS``).
+    """
+    T = S[:, :, None] - S[:, None, :]  # T[s, i, j] = S[s, i] - S[s, j]
+    positive = np.maximum(T, 0.0)
+    squares = np.einsum("sij,sij->ij", positive, positive)
+    grad = hess = None
+    if weights is not None:
+        weighted = positive * weights
+        grad = 2.0 * (weighted.sum(axis=2) - weighted.sum(axis=1))
+        if dS is not None:
+            active = (T > 0) * weights * (dS[:, :, None] - dS[:, None, :])
+            hess = 2.0 * (active.sum(axis=2) - active.sum(axis=1))
+    return squares, grad, hess
+
+
+def _chunks(n_rows, n_labels):
+    step = max(1, _CHUNK_ENTRIES // max(1, n_labels * n_labels))
+    return [slice(start, start + step) for start in range(0, n_rows, step)]
+
+
+def implication_weights(violations, lam3, lam4, temperature):
+    """The A block's minimizer: every group's rows, a Gibbs distribution over the other
+    labels of lam3 v + lam4 v_m (``violations`` holds the groups' mean squared violations
+    v_m, g x l x l, and their mean over all samples v as its last entry)."""
+    local, overall = violations[:-1], violations[-1]
+    cost = (lam3 * overall[None] + lam4 * local) / (temperature * (lam3 + lam4))
+    l = cost.shape[-1]
+    cost = np.where(np.eye(l, dtype=bool), np.inf, cost)
+    cost -= cost.min(axis=-1, keepdims=True)
+    weights = np.exp(-cost)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def _pair_chunks(part, P, U, weights=None, dS=None):
+    """For every chunk of the samples of every group of a part (rows of P = X W): its rows,
+    its squared violations and what `pair_terms` gives of its scores P U^T with the group's
+    ``weights`` and the direction ``dS(rows)``."""
+    l = U.shape[0]
+    for m, idx in enumerate(part.group_index):
+        for chunk in _chunks(len(idx), l):
+            rows = idx[chunk]
+            yield (m, rows, *pair_terms(P[rows] @ U.T, None if weights is None else weights[m],
+                                        None if dS is None else dS(rows)))
+
+
+class _Side:
+    """What the term reads at W: the scores P = X W, the data, the groups' sizes."""
+
+    def __init__(self, P, data, sizes):
+        self.P, self.data, self.sizes = P, data, sizes
+
+
+class LabelImplications(CorrelationTerm):
+    """Directed label correlations (see the module), a `glocal.correlation.CorrelationTerm`:
+    ``GLOCAL(correlation="asymmetric")``.
+
+    Its state, an estimator's ``Z_``, is the stack of directed weights A_m, shape (g, l, l):
+    nonnegative, zero diagonal, rows summing to one. The A block is solved exactly (its
+    minimizer is in closed form), so the term has no block for an optimizer.
+
+    Parameters
+    ----------
+    lam3, lam4 : float
+        Weights of the global and the local terms.
+    group_fractions : ndarray of shape (g,)
+        n_m / n of every group.
+    preconditioned : bool, default=False
+        Ignored: the term has no iterative block of its own.
+    temperature : float, default=`TEMPERATURE`
+        tau, the entropy's weight relative to the mean squared violations.
+    """
+
+    block_names = ()
+
+    def __init__(self, lam3, lam4, group_fractions, preconditioned=False,
+                 temperature=TEMPERATURE):
+        if not temperature > 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        self.lam3, self.lam4 = lam3, lam4
+        self.group_fractions = np.asarray(group_fractions, dtype=float)
+        self.temperature = temperature
+        self.active = lam3 > 0 or lam4 > 0
+
+    # --- the state ---------------------------------------------------------------------------
+
+    def state_shape(self, n_groups, n_labels, n_latent):
+        return (n_groups, n_labels, n_labels)
+
+    def start(self, n_groups, n_labels, n_latent, rng):
+        """Every label implying every other alike (a single label: no pair, zeros)."""
+        A = np.full((n_groups, n_labels, n_labels), 1.0 / max(n_labels - 1, 1))
+        A[:, np.arange(n_labels), np.arange(n_labels)] = 0.0
+        return A
+
+    def checked(self, state, n_groups, n_labels, n_latent):
+        A = np.array(state, dtype=float)
+        expected = self.state_shape(n_groups, n_labels, n_latent)
+        if A.shape != expected:
+            raise ValueError(f"initial_point: the directed weights have shape {A.shape}, "
+                             f"expected {expected}")
+        if not np.all(np.isfinite(A)) or np.any(A < 0):
+            raise ValueError("initial_point: the directed weights must be finite and "
+                             "nonnegative")
+        if np.any(np.diagonal(A, axis1=1, axis2=2) != 0):
+            raise ValueError("initial_point: the directed weights must be zero on the "
+                             "diagonal (a label does not imply itself)")
+        if n_labels < 2:
+            return A
+        totals = A.sum(axis=-1, keepdims=True)
+        if np.any(totals == 0):
+            raise ValueError("initial_point: every row of the directed weights needs a "
+                             "positive entry")
+        return A / totals  # the constraint holds from the start
+
+    # --- the data -----------------------------------------------------------------------------
+
+    def label_side(self, W, space):
+        data = space.data
+        return _Side(space.scores(W), data, self.group_fractions * data.n_samples)
+
+    def _sample_weights(self, A):
+        """Omega_m = lam3 sum_m' (n_m'/n) A_m' + lam4 A_m, the weights of a sample of group
+        m, shape (g, l, l)."""
+        return self.lam3 * np.tensordot(self.group_fractions, A, axes=1)[None] + self.lam4 * A
+
+    def _violations(self, U, side):
+        """The groups' squared violations sum_{s in m} max(0, f_i - f_j)^2, g x l x l."""
+        g, l = len(side.sizes), U.shape[0]
+
+        def squares(part, P):
+            out = np.zeros((g, l, l))
+            for m, _, group_squares, _, _ in _pair_chunks(part, P, U):
+                out[m] += group_squares
+            return out
+        return side.data.samples.sum(squares, side.data, side.P, reads="")
+
+    def _entropy(self, A, sizes):
+        return self.temperature * (self.lam3 + self.lam4) * float(
+            np.tensordot(sizes, xlogy(A, A).sum(axis=(1, 2)), axes=1))
+
+    def value(self, U, state, side):
+        if not self.active:
+            return 0.0
+        return float(np.sum(self._sample_weights(state) * self._violations(U, side))
+                     + self._entropy(state, side.sizes))
+
+    # --- the blocks ---------------------------------------------------------------------------
+
+    def update(self, U, state, side, solve):
+        """The A block: its exact minimizer (`implication_weights`) and the decrease."""
+        if not self.active or U.shape[0] < 2:
+            return state, 0.0
+        squares = self._violations(U, side)
+        sizes = side.sizes
+        means = np.concatenate([squares / sizes[:, None, None],
+                                squares.sum(axis=0)[None] / sizes.sum()])
+        new = implication_weights(means, self.lam3, self.lam4, self.temperature)
+
+        def cost(A):
+            return float(np.sum(self._sample_weights(A) * squares)) + self._entropy(A, sizes)
+        return new, max(cost(state) - cost(new), 0.0)
+
+    def u_side(self, state, side):
+        if not self.active:
+            return _Idle()
+        return _USide(self._sample_weights(state), side)
+
+    def w_side(self, U, state, side):
+        if not self.active:
+            return FeatureSide(None)
+        return FeatureSide(None, nonquadratic=_WSide(self._sample_weights(state), U,
+                                                     side.data))
+
+    def correlations(self, state, group_fractions):
+        return {"local_correlations_": state,
+                "global_correlation_": np.tensordot(group_fractions, state, axes=1)}
+
+
+class _USide:
+    """The term at fixed A and W as a function of U (the scores S = P U^T)."""
+
+    def __init__(self, weights, side):
+        self.weights, self.side = weights, side
+
+    def cost_grad(self, U):
+        """The value and half the gradient in U."""
+        weights = self.weights
+
+        def terms(part, P):
+            value, grad = 0.0, np.zeros_like(U)
+            for m, rows, squares, G, _ in _pair_chunks(part, P, U, weights):
+                value += float(np.sum(weights[m] * squares))
+                grad += G.T @ P[rows]
+            return value, grad
+        value, grad = self.side.data.samples.sum(terms, self.side.data, self.side.P, reads="")
+        return value, 0.5 * grad
+
+    def hessp(self, U, D):
+        """Half the generalized Hessian at U applied to D."""
+        def product(part, P):
+            out = np.zeros_like(U)
+            for _, rows, _, _, H in _pair_chunks(part, P, U, self.weights,
+                                                 lambda rows: P[rows] @ D.T):
+                out += H.T @ P[rows]
+            return out
+        return 0.5 * self.side.data.samples.sum(product, self.side.data, self.side.P, reads="")
+
+
+class _WSide:
+    """The term at fixed A and U as a function of W (the scores S = X W U^T): the
+    `glocal.correlation.FeatureSide` part that is not quadratic in W."""
+
+    def __init__(self, weights, U, data):
+        self.weights, self.U, self.data = weights, U, data
+        self.scores = LastPoint(lambda W: feature_product(W, data))
+
+    def cost_grad(self, W):
+        """The value and half the gradient in W."""
+        U, weights = self.U, self.weights
+
+        def terms(part, P):
+            value, grad = 0.0, np.zeros((part.X.shape[1], U.shape[1]))
+            for m, rows, squares, G, _ in _pair_chunks(part, P, U, weights):
+                value += float(np.sum(weights[m] * squares))
+                grad += np.asarray(part.X[rows].T @ (G @ U))
+            return value, grad
+        value, grad = self.data.samples.sum(terms, self.data, self.scores(W), reads="X")
+        return value, 0.5 * grad
+
+    def hessp(self, W, D):
+        """Half the generalized Hessian at W applied to D."""
+        U = self.U
+
+        def product(part, P, dP):
+            out = np.zeros((part.X.shape[1], U.shape[1]))
+            for _, rows, _, _, H in _pair_chunks(part, P, U, self.weights,
+                                                 lambda rows: dP[rows] @ U.T):
+                out += np.asarray(part.X[rows].T @ (H @ U))
+            return out
+        return 0.5 * self.data.samples.sum(product, self.data, self.scores(W),
+                                           feature_product(D, self.data), reads="X")
+
+
+class _Idle:
+    """The U side of a term with zero weights."""
+
+    def cost_grad(self, U):
+        return 0.0, np.zeros_like(U)
+
+    def hessp(self, U, D):
+        return np.zeros_like(D)

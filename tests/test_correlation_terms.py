@@ -1,0 +1,268 @@
+"""The correlation terms other than the paper's, against autograd of their objectives written
+from their formulas here (sharing no code with glocal):
+
+* ``"centered"`` (`glocal.centered.CenteredLaplacians`): the paper's Laplacians on the
+  scores' deviations from their means, over all samples and within each group;
+* ``"asymmetric"`` (`glocal.implications.LabelImplications`): directed weights A_m, rows on
+  the simplex, and the squared violations max(0, f_i - f_j)^2 of "i implies j", with an
+  entropy on A_m.
+
+Every case runs with missing and full labels, dense and CSR features, and the three kinds
+of second moments. A fit with each term never increases its objective, and the asymmetric
+term recovers a planted implication in its direction.
+"""
+
+import itertools
+from types import SimpleNamespace
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad
+
+from glocal import GLOCAL
+from glocal import objective as obj
+from glocal.centered import CenteredLaplacians
+from glocal.implications import TEMPERATURE, LabelImplications, implication_weights
+from glocal.label_fit import u_statistics
+from glocal.manifolds import UnitRows, normalize_rows
+from glocal.plan import CORRELATION_TERMS
+from glocal.solver import SolverOptions, glocal_fit
+from glocal.steps import SampleSpace
+from test_objective import close, hvp
+
+CASES = [dict(missing=m, sparse=s, grams=gm)
+         for m, s, gm in itertools.product((True, False), (False, True), ("none", "gram", "all"))]
+IDS = ["-".join(["missing" if c["missing"] else "full", "csr" if c["sparse"] else "dense",
+                 "grams-" + c["grams"]]) for c in CASES]
+
+
+def _centered_term(F, L, idx=None):
+    """tr(Fc^T L Fc), Fc the columns of F (of ``idx``) minus their mean."""
+    part = F if idx is None else F[:, idx]
+    centered = part - anp.mean(part, axis=1, keepdims=True)
+    return anp.trace(anp.dot(centered.T, anp.dot(L, centered)))
+
+
+def _violations(F, A):
+    """sum_s sum_ij A[i, j] max(0, F[i, s] - F[j, s])^2, F in the paper's l x n layout."""
+    differences = F[:, None, :] - F[None, :, :]
+    return anp.sum(A[:, :, None] * anp.maximum(differences, 0.0) ** 2)
+
+
+def _entropy(A):
+    """sum_ij A log A, 0 log 0 = 0 (differentiable off the zero entries)."""
+    return anp.sum(A * anp.log(A + (A == 0)))
+
+
+def _reference(kind, data, X, paper_objective):
+    """The objective with the term ``kind``, from its formula."""
+    Xp = X.T
+    n = Xp.shape[1]
+    groups, lam3, lam4 = data.group_index, data.lam3, data.lam4
+
+    def full(U, V, W, state):
+        value = paper_objective(U, V, W, state, X, data.Y, data.J, groups, data.lam,
+                                data.lam2, 0.0, 0.0)
+        F0 = anp.dot(U, anp.dot(W.T, Xp))
+        for m, idx in enumerate(groups):
+            n_m = len(idx)
+            if kind == "centered":
+                L = anp.dot(state[m], state[m].T)
+                value = value + lam3 * (n_m / n) * _centered_term(F0, L)
+                value = value + lam4 * _centered_term(F0, L, idx)
+            else:
+                A = state[m]
+                value = value + lam3 * (n_m / n) * _violations(F0, A)
+                value = value + lam4 * _violations(F0[:, idx], A)
+                value = value + TEMPERATURE * (lam3 + lam4) * n_m * _entropy(A)
+        return value
+    return full
+
+
+def _random_state(term, data, k, rng):
+    g, l = data.n_groups, data.Y.shape[0]
+    if isinstance(term, LabelImplications):
+        A = rng.random((g, l, l)) + 0.05
+        A[:, np.arange(l), np.arange(l)] = 0.0
+        return A / A.sum(axis=-1, keepdims=True)
+    return normalize_rows(rng.standard_normal((g, l, k)))
+
+
+KINDS = {kind: [pytest.param((kind, c), id=f"{kind}-{i}") for c, i in zip(CASES, IDS)]
+         for kind in ("centered", "asymmetric")}
+
+
+@pytest.fixture(params=KINDS["centered"] + KINDS["asymmetric"])
+def case(request, make_problem, paper_objective):
+    kind, params = request.param
+    seed = CASES.index(params)
+    data, (U, V, W, _), X = make_problem(seed=seed, **params)
+    rng = np.random.default_rng(200 + seed)
+    term = CORRELATION_TERMS[kind](data.lam3, data.lam4, data.group_fractions)
+    state = _random_state(term, data, U.shape[1], rng)
+    space = SampleSpace(data)
+    return SimpleNamespace(kind=kind, data=data, X=X, term=term, point=(U, V, W, state),
+                           space=space, side=term.label_side(W, space), rng=rng,
+                           full=_reference(kind, data, X, paper_objective))
+
+
+def test_names_make_the_terms():
+    assert CORRELATION_TERMS["centered"] is CenteredLaplacians
+    assert CORRELATION_TERMS["asymmetric"] is LabelImplications
+
+
+def test_value_follows_the_formula(case):
+    U, V, W, state = case.point
+    basic = obj.basic_objective(U, V, W, case.data)
+    close(basic + case.term.value(U, state, case.side), case.full(U, V, W, state), 1e-10)
+
+
+def test_u_side_derivatives(case):
+    U, V, W, state = case.point
+    stats = u_statistics(V, case.data)
+    sides = (case.term.u_side(state, case.side),)
+    cost, gradient = obj.u_cost_grad(U, stats, case.data.lam2, sides)
+    close(gradient, grad(case.full, 0)(*case.point))
+    D = case.rng.standard_normal(U.shape)
+    close(obj.u_hessp(D, stats, case.data.lam2, U, sides), hvp(case.full, 0, case.point, D))
+    U2 = case.rng.standard_normal(U.shape)
+    cost2 = obj.u_cost_grad(U2, stats, case.data.lam2, sides)[0]
+    close(cost - cost2, case.full(U, V, W, state) - case.full(U2, V, W, state), 1e-9)
+
+
+def _w_block(case, U, state):
+    side = case.term.w_side(U, state, case.side)
+    product, _ = obj.w_products(case.data, side)
+    V = case.point[1]
+    XtV, V_sq = case.X.T @ V.T, float(np.sum(V ** 2))
+
+    def cost_grad(W):
+        return obj.w_cost_grad(W, XtV, V_sq, product, case.data.lam, case.data.lam2,
+                               side.nonquadratic)
+
+    def hessp(W, D):
+        return obj.w_hessp(D, product, case.data.lam2, W, side.nonquadratic)
+    return cost_grad, hessp, side
+
+
+def test_w_side_derivatives(case):
+    U, V, W, state = case.point
+    cost_grad, hessp, side = _w_block(case, U, state)
+    cost, gradient = cost_grad(W)
+    close(gradient, grad(case.full, 2)(*case.point))
+    D = case.rng.standard_normal(W.shape)
+    close(hessp(W, D), hvp(case.full, 2, case.point, D))
+    W2 = case.rng.standard_normal(W.shape)
+    close(cost - cost_grad(W2)[0], case.full(U, V, W, state) - case.full(U, V, W2, state),
+          1e-9)
+    # Only the asymmetric term is not a quadratic form in W.
+    assert (side.nonquadratic is not None) == (case.kind == "asymmetric")
+
+
+@pytest.mark.parametrize("case", KINDS["centered"], indirect=True)
+def test_centered_block_derivatives(case):
+    U, V, W, Z = case.point
+    blocks = []
+    case.term.update(U, Z, case.side, lambda name, block, start: blocks.append((name, block)))
+    (name, block), = blocks
+    assert name == "Z" and isinstance(block.manifold, UnitRows)
+    cost, gradient = block.cost_grad(Z)
+    close(gradient, grad(case.full, 3)(*case.point))
+    D = case.rng.standard_normal(Z.shape)
+    close(block.hessp(Z, D), hvp(case.full, 3, case.point, D))
+
+
+@pytest.mark.parametrize("case", KINDS["asymmetric"], indirect=True)
+def test_directed_weights_are_the_exact_minimizer(case):
+    """The A block's closed form (its update) is its exact minimizer."""
+    U, V, W, A = case.point
+    new, drop = case.term.update(U, A, case.side, None)
+    l = A.shape[1]
+    off = ~np.eye(l, dtype=bool)
+    # Feasible: nonnegative, zero diagonal, rows on the simplex.
+    assert np.all(new >= 0) and np.all(new[:, ~off] == 0)
+    np.testing.assert_allclose(new.sum(axis=-1), 1.0, rtol=1e-12)
+    # Stationary on the simplex: the objective's gradient in A is the same along a row.
+    gradient = grad(case.full, 3)(U, V, W, new)
+    rows = np.where(off[None], gradient, np.nan)
+    spread = np.nanmax(rows, axis=-1) - np.nanmin(rows, axis=-1)
+    assert np.max(spread) <= 1e-8 * np.max(np.abs(gradient))
+    # The decrease is the objective's, and no other feasible point is lower (convex in A).
+    close(drop, case.full(U, V, W, A) - case.full(U, V, W, new), 1e-9)
+    for _ in range(5):
+        other = _random_state(case.term, case.data, 0, case.rng)
+        mixed = 0.9 * new + 0.1 * other
+        assert case.full(U, V, W, mixed) > case.full(U, V, W, new)
+
+
+def test_implication_weights_are_gibbs_over_the_other_labels():
+    v = np.array([[[0.0, 0.1, 0.3], [0.2, 0.0, 0.2], [0.0, 0.5, 0.0]]])
+    A = implication_weights(np.concatenate([v, v]), 1.0, 0.0, 0.1)[0]
+    np.testing.assert_allclose(np.diag(A), 0.0)
+    np.testing.assert_allclose(A[0, 1] / A[0, 2], np.exp(2.0))
+    np.testing.assert_allclose(A[1, 0], 0.5)
+
+
+@pytest.mark.parametrize("kind", ["centered", "asymmetric"])
+@pytest.mark.parametrize("params", [CASES[0], CASES[9], CASES[11]],
+                         ids=[IDS[0], IDS[9], IDS[11]])
+@pytest.mark.parametrize("v_closed_form", [True, False])
+def test_fit_never_increases_the_objective(make_problem, paper_objective, kind, params,
+                                           v_closed_form):
+    data, _, X = make_problem(seed=7, **params)
+    full = _reference(kind, data, X, paper_objective)
+    result = glocal_fit(data, 3, correlation=kind, max_iter=12, init_max_iter=5, tol=0.0,
+                        random_state=0, options=SolverOptions(v_closed_form=v_closed_form))
+    history = np.array(result.objective_history)
+    assert np.all(np.diff(history) <= 1e-10 * np.abs(history[:-1]))
+    blocks = np.concatenate([[history[0]], np.ravel(result.block_history)])
+    assert np.all(np.diff(blocks) <= 1e-10 * np.abs(blocks[:-1]))
+    close(history[-1], full(result.U, result.V, result.W, result.Z), 1e-9)
+    assert history[-1] < history[0]
+
+
+def test_squared_hinge_fit_with_the_directed_term_is_monotone(multilabel_data):
+    X, Y = multilabel_data(seed=3, n=80, d=6, l=4)
+    model = GLOCAL(n_latent=3, n_groups=2, lam3=0.5, lam4=0.5, correlation="asymmetric",
+                   loss="squared_hinge", fit_intercept=True, lam_v=0.0, tol=0.0, max_iter=15,
+                   random_state=0).fit(X, Y)
+    history = np.array(model.objective_history_)
+    assert np.all(np.diff(history) <= 1e-10 * np.abs(history[:-1]))
+    A = model.Z_
+    assert A.shape == (2, 4, 4)
+    np.testing.assert_allclose(A.sum(axis=-1), 1.0)
+    np.testing.assert_allclose(model.global_correlation_,
+                               np.tensordot(np.bincount(model.groups_) / 80, A, axes=1))
+
+
+def implication_data(n=600, d=10, seed=0):
+    """Label a implies label b: b is relevant on every sample where a is and on as many
+    more; a third label is independent of both."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    a = X[:, 0] > 1.0
+    b = a | (X[:, 1] > 0.0)
+    c = X[:, 2] > 0.3
+    return X, np.column_stack([a, b, c]).astype(float)
+
+
+def test_the_direction_of_an_implication_is_recovered():
+    X, Y = implication_data()
+    assert np.all(Y[Y[:, 0] == 1, 1] == 1) and np.mean(Y[Y[:, 1] == 1, 0]) < 0.6
+    model = GLOCAL(n_latent=3, n_groups=1, lam3=0.01, lam4=0.0, correlation="asymmetric",
+                   loss="squared_hinge", fit_intercept=True, lam_v=0.0,
+                   random_state=0).fit(X, Y)
+    A = model.global_correlation_
+    assert A[0, 1] > 0.9 and A[1, 0] < 0.1  # a implies b, b does not imply a
+
+
+def test_init_from_another_term_starts_its_own_state(multilabel_data):
+    X, Y = multilabel_data(seed=2, n=60, d=5, l=4)
+    symmetric = GLOCAL(n_latent=4, n_groups=2, random_state=0).fit(X, Y)
+    directed = GLOCAL(n_latent=4, n_groups=2, correlation="asymmetric", lam3=0.1,
+                      random_state=0).fit(X, Y, init=symmetric)
+    assert directed.Z_.shape == (2, 4, 4) and np.all(directed.Z_ >= 0)
+    with pytest.raises(ValueError, match="directed weights must be finite and nonnegative"):
+        GLOCAL(n_latent=4, n_groups=2, correlation="asymmetric", random_state=0).fit(
+            X, Y, init=(symmetric.U_, None, symmetric.W_, -np.ones((2, 4, 4))))

@@ -46,7 +46,8 @@ from ._cache import LastPoint
 from .correlation import CorrelationTerm, FeatureSide
 from .coupling import feature_product
 
-__all__ = ["LabelImplications", "TEMPERATURE", "pair_terms", "implication_weights"]
+__all__ = ["LabelImplications", "TEMPERATURE", "implication_weights", "violation_squares",
+           "violation_cost_grad", "active_weights", "violation_hessp"]
 
 # tau: weights of the pairs of one label whose mean squared violations differ by 0.1 (a
 # tenth of a unit margin's square) differ by a factor e.
@@ -54,45 +55,56 @@ TEMPERATURE = 0.1
 
 # Numbers of one chunk of the samples' pair arrays (rows x l x l): 8 MiB per array.
 _CHUNK_ENTRIES = 2**20
+# Up to this many pairs of labels on all samples (n l^2; 128 MiB), a fit in memory keeps the
+# pairs active at a point for the Hessian products at that point (a trust-region iteration
+# makes many); above it, or through a backend, they are found again for every product.
+_KEPT_ENTRIES = 2**24
 
 
-def pair_terms(S, weights=None, dS=None):
-    """The violations of the implications on a few samples that share ``weights`` (l x l).
-
-    Parameters
-    ----------
-    S : ndarray of shape (c, l)
-        Their scores.
-    weights : ndarray of shape (l, l), optional
-        Omega[i, j], the weight of "i implies j".
-    dS : ndarray of shape (c, l), optional
-        A direction.
-
-    Returns
-    -------
-    squares : ndarray of shape (l, l)
-        sum_s max(0, S[s, i] - S[s, j])^2.
-    grad : ndarray of shape (c, l) or None
-        The gradient in S of sum_ij Omega[i, j] squares[i, j] (with ``weights``).
-    hess : ndarray of shape (c, l) or None
-        Its generalized Hessian applied to ``dS`` (with ``weights`` and ``dS``).
-    """
-    T = S[:, :, None] - S[:, None, :]  # T[s, i, j] = S[s, i] - S[s, j]
-    positive = np.maximum(T, 0.0)
-    squares = np.einsum("sij,sij->ij", positive, positive)
-    grad = hess = None
-    if weights is not None:
-        weighted = positive * weights
-        grad = 2.0 * (weighted.sum(axis=2) - weighted.sum(axis=1))
-        if dS is not None:
-            active = (T > 0) * weights * (dS[:, :, None] - dS[:, None, :])
-            hess = 2.0 * (active.sum(axis=2) - active.sum(axis=1))
-    return squares, grad, hess
+def violation_squares(S):
+    """sum_s max(0, S[s, i] - S[s, j])^2 over the rows of the scores S (c x l), shape
+    (l, l): the squared violations of "i implies j"."""
+    positive = np.maximum(S[:, :, None] - S[:, None, :], 0.0)
+    return np.einsum("sij,sij->ij", positive, positive)
 
 
-def _chunks(n_rows, n_labels):
+def violation_cost_grad(S, weights):
+    """sum_s sum_ij Omega[i, j] max(0, S[s, i] - S[s, j])^2 for ``weights`` Omega (l x l),
+    and its gradient in S (c x l)."""
+    positive = np.maximum(S[:, :, None] - S[:, None, :], 0.0)
+    weighted = positive * weights
+    return float(np.vdot(weighted, positive)), 2.0 * (weighted.sum(axis=2)
+                                                      - weighted.sum(axis=1))
+
+
+def active_weights(S, weights):
+    """The pairs active at S: M_s = Omega o [S_s,i > S_s,j] plus its transpose, shape
+    (c, l, l) (``weights`` with a zero diagonal). The generalized Hessian of `violation_cost_grad` in the row S_s is
+    2 (Diag(M_s 1) - M_s), a graph Laplacian of the active pairs."""
+    # Where S_i > S_j the pair (i, j) is active, else (j, i) (a tie, of measure zero, takes
+    # the latter: any weight in between is a generalized Hessian there).
+    return np.where(S[:, :, None] > S[:, None, :], weights, weights.T)
+
+
+def violation_hessp(M, sums, dS):
+    """The generalized Hessian at the active pairs M (`active_weights`, with row sums
+    ``sums``) applied to a direction dS of the scores (c x l)."""
+    return 2.0 * (dS * sums - np.einsum("sij,sj->si", M, dS))
+
+
+def _chunks(part, n_labels):
+    """(group, rows) of every chunk of the samples of every group of a part."""
     step = max(1, _CHUNK_ENTRIES // max(1, n_labels * n_labels))
-    return [slice(start, start + step) for start in range(0, n_rows, step)]
+    for m, idx in enumerate(part.group_index):
+        for start in range(0, len(idx), step):
+            yield m, idx[start:start + step]
+
+
+def _active_chunks(part, P, U, weights):
+    """(rows, M, M 1) of every chunk of a part, at the scores P U^T (P = X W)."""
+    for m, rows in _chunks(part, U.shape[0]):
+        M = active_weights(P[rows] @ U.T, weights[m])
+        yield rows, M, M.sum(axis=2)
 
 
 def implication_weights(violations, lam3, lam4, temperature):
@@ -106,18 +118,6 @@ def implication_weights(violations, lam3, lam4, temperature):
     cost -= cost.min(axis=-1, keepdims=True)
     weights = np.exp(-cost)
     return weights / weights.sum(axis=-1, keepdims=True)
-
-
-def _pair_chunks(part, P, U, weights=None, dS=None):
-    """For every chunk of the samples of every group of a part (rows of P = X W): its rows,
-    its squared violations and what `pair_terms` gives of its scores P U^T with the group's
-    ``weights`` and the direction ``dS(rows)``."""
-    l = U.shape[0]
-    for m, idx in enumerate(part.group_index):
-        for chunk in _chunks(len(idx), l):
-            rows = idx[chunk]
-            yield (m, rows, *pair_terms(P[rows] @ U.T, None if weights is None else weights[m],
-                                        None if dS is None else dS(rows)))
 
 
 class _Side:
@@ -206,8 +206,8 @@ class LabelImplications(CorrelationTerm):
 
         def squares(part, P):
             out = np.zeros((g, l, l))
-            for m, _, group_squares, _, _ in _pair_chunks(part, P, U):
-                out[m] += group_squares
+            for m, rows in _chunks(part, l):
+                out[m] += violation_squares(P[rows] @ U.T)
             return out
         return side.data.samples.sum(squares, side.data, side.P, reads="")
 
@@ -253,11 +253,19 @@ class LabelImplications(CorrelationTerm):
                 "global_correlation_": np.tensordot(group_fractions, state, axes=1)}
 
 
+def _kept_pairs(data, n_labels):
+    """Whether a side keeps the active pairs of its last point (`_KEPT_ENTRIES`)."""
+    return data.samples.in_memory and data.n_samples * n_labels ** 2 <= _KEPT_ENTRIES
+
+
 class _USide:
     """The term at fixed A and W as a function of U (the scores S = P U^T)."""
 
     def __init__(self, weights, side):
         self.weights, self.side = weights, side
+        data, P = side.data, side.P
+        self._kept = (LastPoint(lambda U: list(_active_chunks(data, P, U, weights)))
+                      if _kept_pairs(data, weights.shape[-1]) else None)
 
     def cost_grad(self, U):
         """The value and half the gradient in U."""
@@ -265,8 +273,9 @@ class _USide:
 
         def terms(part, P):
             value, grad = 0.0, np.zeros_like(U)
-            for m, rows, squares, G, _ in _pair_chunks(part, P, U, weights):
-                value += float(np.sum(weights[m] * squares))
+            for m, rows in _chunks(part, U.shape[0]):
+                chunk_value, G = violation_cost_grad(P[rows] @ U.T, weights[m])
+                value += chunk_value
                 grad += G.T @ P[rows]
             return value, grad
         value, grad = self.side.data.samples.sum(terms, self.side.data, self.side.P, reads="")
@@ -274,13 +283,17 @@ class _USide:
 
     def hessp(self, U, D):
         """Half the generalized Hessian at U applied to D."""
-        def product(part, P):
+        def product(P, active):
             out = np.zeros_like(U)
-            for _, rows, _, _, H in _pair_chunks(part, P, U, self.weights,
-                                                 lambda rows: P[rows] @ D.T):
-                out += H.T @ P[rows]
+            for rows, M, sums in active:
+                out += violation_hessp(M, sums, P[rows] @ D.T).T @ P[rows]
             return out
-        return 0.5 * self.side.data.samples.sum(product, self.side.data, self.side.P, reads="")
+        data, P = self.side.data, self.side.P
+        if self._kept is not None:
+            return 0.5 * product(P, self._kept(U))
+        return 0.5 * data.samples.sum(
+            lambda part, P: product(P, _active_chunks(part, P, U, self.weights)), data, P,
+            reads="")
 
 
 class _WSide:
@@ -290,6 +303,9 @@ class _WSide:
     def __init__(self, weights, U, data):
         self.weights, self.U, self.data = weights, U, data
         self.scores = LastPoint(lambda W: feature_product(W, data))
+        self._kept = (LastPoint(lambda W: list(_active_chunks(data, self.scores(W), U,
+                                                              weights)))
+                      if _kept_pairs(data, U.shape[0]) else None)
 
     def cost_grad(self, W):
         """The value and half the gradient in W."""
@@ -297,8 +313,9 @@ class _WSide:
 
         def terms(part, P):
             value, grad = 0.0, np.zeros((part.X.shape[1], U.shape[1]))
-            for m, rows, squares, G, _ in _pair_chunks(part, P, U, weights):
-                value += float(np.sum(weights[m] * squares))
+            for m, rows in _chunks(part, U.shape[0]):
+                chunk_value, G = violation_cost_grad(P[rows] @ U.T, weights[m])
+                value += chunk_value
                 grad += np.asarray(part.X[rows].T @ (G @ U))
             return value, grad
         value, grad = self.data.samples.sum(terms, self.data, self.scores(W), reads="X")
@@ -308,14 +325,19 @@ class _WSide:
         """Half the generalized Hessian at W applied to D."""
         U = self.U
 
-        def product(part, P, dP):
+        def product(part, dP, active):
             out = np.zeros((part.X.shape[1], U.shape[1]))
-            for _, rows, _, _, H in _pair_chunks(part, P, U, self.weights,
-                                                 lambda rows: dP[rows] @ U.T):
-                out += np.asarray(part.X[rows].T @ (H @ U))
+            for rows, M, sums in active:
+                out += np.asarray(part.X[rows].T @ (violation_hessp(M, sums, dP[rows] @ U.T)
+                                                    @ U))
             return out
-        return 0.5 * self.data.samples.sum(product, self.data, self.scores(W),
-                                           feature_product(D, self.data), reads="X")
+        dP = feature_product(D, self.data)
+        if self._kept is not None:
+            return 0.5 * self.data.samples.sum(
+                lambda part, dP: product(part, dP, self._kept(W)), self.data, dP, reads="X")
+        return 0.5 * self.data.samples.sum(
+            lambda part, P, dP: product(part, dP, _active_chunks(part, P, U, self.weights)),
+            self.data, self.scores(W), dP, reads="X")
 
 
 class _Idle:

@@ -103,6 +103,11 @@ class _USide:
     def hessp(self, U, D):
         return (self.Z @ ((_transposed(self.Z) @ D) @ self.B)).sum(axis=0)
 
+    def row_blocks(self):
+        """The halved Hessian's diagonal blocks, one per row of U: sum_m (Z_m Z_m^T)_jj B_m
+        = sum_m B_m (unit-norm rows)."""
+        return self.B.sum(axis=0)
+
 
 class LabelLaplacians(CorrelationTerm):
     """The paper's global and local label-manifold terms, a `glocal.correlation.CorrelationTerm`.

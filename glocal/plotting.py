@@ -1,6 +1,7 @@
 """Figures of the GLOCAL paper from fitted estimators or result records (matplotlib).
 
-* `plot_correlations`: learned global and local label correlations (the paper's Figure 3);
+* `plot_correlations`: learned global and local label correlations (the paper's Figure 3),
+  beside the labels' own (`label_correlations`);
 * `plot_convergence`: objective per outer iteration (Figure 4);
 * `plot_sensitivity` with `sensitivity`: the four measures against a hyperparameter
   (Figures 5-9);
@@ -26,6 +27,7 @@ from .metrics import GREATER_IS_BETTER, PAPER_NAMES, evaluate
 __all__ = [
     "plot_convergence",
     "plot_correlations",
+    "label_correlations",
     "plot_measure_vs_observed",
     "plot_sensitivity",
     "save_figure",
@@ -89,18 +91,82 @@ def _finish(fig, path, overwrite):
     return fig
 
 
-def plot_correlations(model, label_names=None, *, path=None, overwrite=False):
-    """Heatmaps of the global and every local label correlation matrix (the paper's Figure 3).
+def label_correlations(Y, groups=None, *, directed=False):
+    """The labels' own correlations: Pearson's over the observed entries, or for directed
+    correlations the empirical implication P(label j relevant | label i relevant).
 
     Parameters
     ----------
-    model : fitted GLOCAL or tuple (global_correlation, local_correlations)
+    Y : array-like of shape (n_samples, n_labels)
+        1 relevant, 0 not, NaN missing. Each pair of labels is read on the rows where both
+        are observed.
+    groups : array-like of shape (n_samples,), optional
+        A group id per row (e.g. a fitted model's ``groups_``): also every group's matrix.
+    directed : bool, default=False
+        Entry (i, j) is the fraction of the rows where label i is relevant (and j observed)
+        where label j is relevant, instead of the Pearson correlation.
+
+    Returns
+    -------
+    global_correlation : ndarray of shape (n_labels, n_labels)
+        Over all rows, 1 on the diagonal; NaN where undefined (a label constant, or without
+        a relevant row, on the rows read).
+    local_correlations : ndarray of shape (n_groups, n_labels, n_labels)
+        The same within every group (omitted, shape (0, l, l), without ``groups``).
+    """
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim != 2:
+        raise ValueError(f"Y must be 2-D (n_samples, n_labels), got shape {Y.shape}")
+    parts = [Y]
+    if groups is not None:
+        groups = np.asarray(groups)
+        if groups.shape != (Y.shape[0],):
+            raise ValueError(f"groups has shape {groups.shape}; expected one group per row "
+                             f"of Y, ({Y.shape[0]},)")
+        parts += [Y[groups == m] for m in range(int(groups.max()) + 1)]
+    matrices = np.stack([_pairwise(part, directed) for part in parts])
+    return matrices[0], matrices[1:]
+
+
+def _pairwise(Y, directed):
+    """`label_correlations` of one set of rows."""
+    observed = ~np.isnan(Y)
+    values = np.where(observed, Y, 0.0)
+    both = observed.T.astype(float) @ observed  # rows where i and j are observed
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if directed:
+            out = (values.T @ values) / (values.T @ observed)  # P(j | i), rows where both
+        else:
+            sums = values.T @ observed  # sum of label i over the rows where j is observed
+            squares = (values ** 2).T @ observed
+            cross = values.T @ values
+            spread = np.maximum(both * squares - sums ** 2, 0.0)  # n^2 var of i, where j
+            out = (both * cross - sums * sums.T) / np.sqrt(spread * spread.T)
+    np.fill_diagonal(out, np.where(np.isnan(np.diag(out)), np.nan, 1.0))
+    return out
+
+
+def plot_correlations(model, label_names=None, *, labels=None, path=None, overwrite=False):
+    """Heatmaps of the global and every local label correlation matrix (the paper's Figure 3),
+    beside the labels' own when given the training labels.
+
+    Parameters
+    ----------
+    model : fitted GLOCAL, GLObal, loCAL or GLOCALCV, or tuple (global_correlation, \
+            local_correlations)
         An estimator with ``global_correlation_`` (l x l) and ``local_correlations_``
-        (g x l x l), or those two arrays, e.g. the planted correlations of
-        `glocal.datasets.make_glocal_data`.
+        (g x l x l), a refitted `glocal.GLOCALCV` (its ``best_estimator_``), or those two
+        arrays, e.g. the planted correlations of `glocal.datasets.make_glocal_data`. A model
+        fitted with ``correlation="asymmetric"`` has directed matrices, entry (i, j) the
+        weight of "label i implies label j" (rows sum to one), drawn on [0, 1].
     label_names : sequence of str, optional
         Names of the l labels (e.g. a dataset's ``label_names``); 1, 2, ... by default.
         Names are shown for up to 25 labels, values in the cells for up to 8.
+    labels : array-like of shape (n_samples, n_labels), optional
+        The labels the model was fitted on (1, 0, NaN missing): a second row of panels
+        shows their own correlations, globally and within the model's groups
+        (`label_correlations`: Pearson's, or P(j relevant | i relevant) beside directed
+        matrices; undefined entries grey).
     path : path-like, optional
         Also save the figure there (see `save_figure`).
     overwrite : bool, default=False
@@ -110,14 +176,25 @@ def plot_correlations(model, label_names=None, *, path=None, overwrite=False):
     -------
     matplotlib.figure.Figure
         One panel for the global matrix, then one per group, on the diverging scale [-1, 1]
-        (red positive, blue negative) with a shared colorbar.
+        (red positive, blue negative; directed matrices on [0, 1]) with a shared colorbar;
+        with ``labels``, the labels' matrices in the panels below.
     """
+    directed = False
     if isinstance(model, tuple):
         global_corr, local_corrs = (np.asarray(a, dtype=float) for a in model)
-        sizes = None
+        sizes = groups = None
+        if labels is not None:
+            raise ValueError("labels needs a fitted model (its groups), not arrays")
     else:
+        if hasattr(model, "best_estimator_") or hasattr(model, "param_grid"):
+            if not hasattr(model, "best_estimator_"):
+                raise ValueError("plot_correlations needs a fitted GLOCALCV with refit=True "
+                                 "(its best_estimator_)")
+            model = model.best_estimator_
         global_corr, local_corrs = model.global_correlation_, model.local_correlations_
-        sizes = np.bincount(model.groups_, minlength=len(local_corrs))
+        groups = model.groups_
+        sizes = np.bincount(groups, minlength=len(local_corrs))
+        directed = getattr(model, "correlation", "laplacian") == "asymmetric"
     n_labels = global_corr.shape[0]
     if global_corr.shape != (n_labels, n_labels) or local_corrs.shape[1:] != global_corr.shape:
         raise ValueError(f"expected an l x l global and g x l x l local correlations, got "
@@ -126,36 +203,52 @@ def plot_correlations(model, label_names=None, *, path=None, overwrite=False):
         label_names = [str(i + 1) for i in range(n_labels)]
     elif len(label_names) != n_labels:
         raise ValueError(f"{len(label_names)} label names for {n_labels} labels")
+    sets = [("", [global_corr, *local_corrs])]
+    if labels is not None:
+        labels = np.asarray(labels, dtype=float)
+        if labels.shape != (len(groups), n_labels):
+            raise ValueError(f"labels has shape {labels.shape}; expected the model's "
+                             f"training labels, ({len(groups)}, {n_labels})")
+        empirical, local_empirical = label_correlations(labels, groups, directed=directed)
+        sets = [("learned: ", sets[0][1]), ("labels: ", [empirical, *local_empirical])]
 
     titles = ["global"] + [f"group {m + 1}" + ("" if sizes is None else f" ($n_m$={sizes[m]})")
                            for m in range(len(local_corrs))]
     n_panels = len(titles)
     n_cols = min(n_panels, 5)
-    n_rows = math.ceil(n_panels / n_cols)
+    rows_per_set = math.ceil(n_panels / n_cols)
+    n_rows = rows_per_set * len(sets)
     named = n_labels <= _MAX_NAMED_LABELS
     panel = float(np.clip(0.16 * n_labels, 2.6, 4.0))  # inches per matrix
     # Room for the slanted names under every row of panels (about 0.06 inch per character).
     names_height = 0.06 * max(map(len, label_names)) if named else 0.0
     fig = _new_figure(panel * n_cols + 1.0, (panel + names_height) * n_rows + 0.6)
     axes = fig.subplots(n_rows, n_cols, squeeze=False)
-    for i, (ax, matrix, title) in enumerate(zip(axes.flat, [global_corr, *local_corrs],
-                                                titles)):
-        image = ax.imshow(matrix, cmap="RdBu_r", vmin=-1.0, vmax=1.0)
-        ax.set_title(title)
-        ax.tick_params(labelsize=10 if n_labels <= 12 else 7)
-        ticks = np.arange(n_labels) if named else []
-        ax.set_xticks(ticks, [label_names[j] for j in ticks], rotation=45, ha="right",
-                      rotation_mode="anchor")
-        # Rows share the labels of the first column: names there only.
-        ax.set_yticks(ticks, [label_names[j] for j in ticks] if i % n_cols == 0 else [])
-        if n_labels <= _MAX_ANNOTATED_LABELS:
-            for (r, c), value in np.ndenumerate(matrix):
-                ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if abs(value) > 0.6 else "black")
-    for ax in axes.flat[n_panels:]:
-        ax.set_axis_off()
-    fig.colorbar(image, ax=axes, shrink=0.8, label="label correlation")
-    fig.suptitle("Label correlations: global and per group")
+    scale = dict(cmap="Reds", vmin=0.0, vmax=1.0) if directed else dict(
+        cmap="RdBu_r", vmin=-1.0, vmax=1.0)
+    for s, (prefix, matrices) in enumerate(sets):
+        block = list(axes[s * rows_per_set:(s + 1) * rows_per_set].flat)
+        for i, (ax, matrix, title) in enumerate(zip(block, matrices, titles)):
+            image = ax.imshow(np.ma.masked_invalid(matrix), **scale)
+            ax.set_facecolor("0.85")  # undefined entries
+            ax.set_title(prefix + title)
+            ax.tick_params(labelsize=10 if n_labels <= 12 else 7)
+            ticks = np.arange(n_labels) if named else []
+            ax.set_xticks(ticks, [label_names[j] for j in ticks], rotation=45, ha="right",
+                          rotation_mode="anchor")
+            # Rows share the labels of the first column: names there only.
+            ax.set_yticks(ticks, [label_names[j] for j in ticks] if i % n_cols == 0 else [])
+            if n_labels <= _MAX_ANNOTATED_LABELS:
+                for (r, c), value in np.ndenumerate(matrix):
+                    if np.isfinite(value):
+                        ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                                color="white" if abs(value) > 0.6 else "black")
+        for ax in block[n_panels:]:
+            ax.set_axis_off()
+    fig.colorbar(image, ax=axes, shrink=0.8,
+                 label="weight of row implies column" if directed else "label correlation")
+    fig.suptitle("Directed label correlations: global and per group" if directed
+                 else "Label correlations: global and per group")
     return _finish(fig, path, overwrite)
 
 

@@ -16,12 +16,13 @@ __all__ = ["DenseW", "DualW", "DiagonalW"]
 
 # --- U (Eq. 7) -----------------------------------------------------------------------------------
 
-def u_row_blocks(term, lam2, U):
-    """The inverse of the U block's per-row Hessians without the correlation terms, at U
-    (`glocal.objective.u_row_hessians`): for the paper's loss the exact inverse Hessian of
-    the basic model (one k x k block per row, or one for all rows when every label is
-    observed), for another one that of its quadratic model at U."""
-    inverse = np.linalg.inv(obj.u_row_hessians(term, lam2, U)) / 2.0
+def u_row_blocks(term, lam2, U, sides=()):
+    """The inverse of the U block's per-row Hessians at U, with the correlation terms' own
+    diagonal blocks where their U ``sides`` give them (`glocal.objective.u_row_hessians`):
+    for the paper's loss without correlation terms the exact inverse Hessian of the basic
+    model (one k x k block per row, or one for all rows when every label is observed), for
+    another one that of its quadratic model at U."""
+    inverse = np.linalg.inv(obj.u_row_hessians(term, lam2, U, sides)) / 2.0
 
     def preconditioner(point, vector):
         return apply_row_blocks(inverse, vector)

@@ -53,7 +53,7 @@ def u_problem(term, lam2, U, sides=()):
     return make_problem(RealEuclidean(*term.shape),
                         lambda point: obj.u_cost_grad(point, term, lam2, sides),
                         lambda point, D: obj.u_hessp(D, term, lam2, point, sides),
-                        preconditioners.u_row_blocks(term, lam2, U))
+                        preconditioners.u_row_blocks(term, lam2, U, sides))
 
 
 def v_problem(U, P, data, V, preconditioner):

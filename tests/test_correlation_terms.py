@@ -266,3 +266,23 @@ def test_init_from_another_term_starts_its_own_state(multilabel_data):
     with pytest.raises(ValueError, match="directed weights must be finite and nonnegative"):
         GLOCAL(n_latent=4, n_groups=2, correlation="asymmetric", random_state=0).fit(
             X, Y, init=(symmetric.U_, None, symmetric.W_, -np.ones((2, 4, 4))))
+
+
+@pytest.mark.parametrize("case", KINDS["asymmetric"][:4], indirect=True)
+def test_directed_products_without_kept_pairs_in_small_chunks(case, monkeypatch):
+    """The Hessian products found again for every product, chunk by chunk, are those from
+    the pairs kept at the point."""
+    from glocal import implications
+
+    U, V, W, A = case.point
+    D_U, D_W = case.rng.standard_normal(U.shape), case.rng.standard_normal(W.shape)
+    kept = (case.term.u_side(A, case.side).hessp(U, D_U),
+            case.term.w_side(U, A, case.side).nonquadratic.hessp(W, D_W))
+    monkeypatch.setattr(implications, "_KEPT_ENTRIES", 0)
+    monkeypatch.setattr(implications, "_CHUNK_ENTRIES", 7 * U.shape[0] ** 2)
+    u_side, w_side = case.term.u_side(A, case.side), case.term.w_side(U, A, case.side)
+    assert u_side._kept is None and w_side.nonquadratic._kept is None
+    close(u_side.hessp(U, D_U), kept[0], 1e-12)
+    close(w_side.nonquadratic.hessp(W, D_W), kept[1], 1e-12)
+    close(u_side.cost_grad(U)[1], grad(case.full, 0)(*case.point) / 2
+          - obj.u_cost_grad(U, u_statistics(V, case.data), case.data.lam2)[1] / 2)

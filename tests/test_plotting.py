@@ -7,11 +7,12 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from glocal import GLOCAL
+from glocal import GLOCAL, GLOCALCV
 from glocal.datasets import make_glocal_data
 from glocal.metrics import evaluate
 from glocal.plotting import (
     plot_convergence,
+    label_correlations,
     plot_correlations,
     plot_measure_vs_observed,
     plot_sensitivity,
@@ -58,6 +59,7 @@ FIGURES = {
     "correlations_named": lambda m, s: plot_correlations(m, [f"label {i}" for i in range(6)]),
     "correlations_arrays": lambda m, s: plot_correlations(
         (np.eye(30), np.stack([np.eye(30)] * 7))),
+    "correlations_beside_labels": lambda m, s: plot_correlations(m, labels=_training_labels()),
     "convergence": lambda m, s: plot_convergence(m),
     "convergence_many": lambda m, s: plot_convergence(
         {"fit": m, "values": [5.0, 3.0, 2.5]}, logy=True),
@@ -99,6 +101,50 @@ def test_correlations_use_label_names_and_group_sizes(model):
     assert image.get_clim() == (-1.0, 1.0)
     with pytest.raises(ValueError, match="5 label names for 6 labels"):
         plot_correlations(model, list("abcde"))
+
+
+def _training_labels():
+    return make_glocal_data(n_samples=150, n_features=12, n_labels=6, group_dim=4,
+                            random_state=0).Y
+
+
+def test_correlations_beside_the_labels_own(model, data):
+    Y = data.Y.astype(float)
+    Y[::7, 2] = np.nan  # a missing entry is left out of its pairs
+    fig = plot_correlations(model, labels=Y)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles[0] == "learned: global" and titles[4] == "labels: global"
+    shown = fig.axes[4].get_images()[0].get_array()
+    empirical, local = label_correlations(Y, model.groups_)
+    np.testing.assert_allclose(shown.filled(np.nan), empirical)
+    kept = ~np.isnan(Y[:, 2])
+    np.testing.assert_allclose(empirical[2, 0], np.corrcoef(Y[kept, 2], Y[kept, 0])[0, 1])
+    assert local.shape == (model.n_groups_, 6, 6)
+    with pytest.raises(ValueError, match=r"labels has shape \(10, 6\); expected the model's"):
+        plot_correlations(model, labels=Y[:10])
+
+
+def test_correlations_of_a_search_are_its_refitted_model(data):
+    search = GLOCALCV(GLOCAL(n_latent=3, n_groups=2), {"lam2": [4.0, 1.0]},
+                      random_state=0).fit(data.X, data.Y)
+    fig = plot_correlations(search)
+    np.testing.assert_allclose(fig.axes[0].get_images()[0].get_array(),
+                               search.best_estimator_.global_correlation_)
+    with pytest.raises(ValueError, match="GLOCALCV with refit=True"):
+        plot_correlations(GLOCALCV(refit=False))
+
+
+def test_directed_correlations_are_drawn_on_zero_one(data):
+    model = GLOCAL(n_latent=3, n_groups=2, lam3=0.1, correlation="asymmetric",
+                   random_state=0).fit(data.X, data.Y)
+    fig = plot_correlations(model, labels=data.Y)
+    image = fig.axes[0].get_images()[0]
+    assert image.get_clim() == (0.0, 1.0)
+    np.testing.assert_allclose(image.get_array(), model.global_correlation_)
+    directed, _ = label_correlations(data.Y, directed=True)  # P(j relevant | i relevant)
+    Y = data.Y
+    np.testing.assert_allclose(directed[0, 1], Y[Y[:, 0] == 1, 1].mean())
+    np.testing.assert_allclose(fig.axes[3].get_images()[0].get_array(), directed)
 
 
 def test_measure_vs_observed_names_missing_measures():

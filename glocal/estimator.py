@@ -79,17 +79,19 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         over all samples, f_m over group m), so that they read the scores' covariance and
         not their offsets (`glocal.centered`). ``"asymmetric"`` (not in the paper; its
         conclusion's future work): a directed weight A_m[i, j] >= 0 per pair of labels and
-        group, rows summing to one, for "label i implies label j", learned with the
-        scores' violations of it::
+        group for "label i implies label j", each row summing to at most one (the rest,
+        a_m[i], on "label i implies no label"), learned with the scores' violations of
+        it::
 
             sum_m [ lam3 (n_m/n) sum_{s <= n} + lam4 sum_{s in group m} ]
-                  sum_{i != j} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2
-              + tau (lam3 + lam4) sum_m n_m sum_{i != j} A_m[i, j] log A_m[i, j]
+                  sum_i [ sum_{j != i} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2 + a_m[i] v_0 ]
+              + tau (lam3 + lam4) sum_m n_m sum_i [ sum_{j != i} A_m[i, j] log A_m[i, j]
+                                                   + a_m[i] log a_m[i] ]
 
-        with tau = 0.1 (`glocal.implications`): each row of A_m is then a Gibbs
-        distribution over the labels that label i may imply, graded by how often the
-        scores contradict each. It costs n l^2 per pass over the samples, against the
-        paper's l k^2.
+        with v_0 = 0.25 and tau = 0.1 (`glocal.implications`): each row of A_m is then a
+        Gibbs distribution over the labels that label i may imply, and none, graded by
+        how much the scores contradict each. It costs n l^2 per pass over the samples,
+        against the paper's l k^2.
     max_iter : int, default=30
         Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
         when it was reached before ``tol``.

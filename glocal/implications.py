@@ -6,30 +6,36 @@ Label i implies label j where j is relevant whenever i is: j's score should then
 i's. The term penalizes the scores' violations of the implications it learns,
 
     sum_m [ lam3 (n_m/n) sum_{s=1}^{n} + lam4 sum_{s in group m} ]
-          sum_{i != j} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2
-      + tau (lam3 + lam4) sum_m n_m sum_{i != j} A_m[i, j] log A_m[i, j],
+          sum_i [ sum_{j != i} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2 + a_m[i] v_0 ]
+      + tau (lam3 + lam4) sum_m n_m sum_i [ sum_{j != i} A_m[i, j] log A_m[i, j]
+                                             + a_m[i] log a_m[i] ],
 
 over the scores f(x) = U W^T x and the directed weights A_m of every group m: nonnegative,
-zero on the diagonal, every row summing to one (row i is how label i's implication spreads
-over the other labels). Nothing in the objective is symmetric in (i, j): A_m[i, j] and
-A_m[j, i] are free to differ, and a violation of "i implies j" (f_i above f_j) is not one
-of "j implies i".
+zero on the diagonal, every row summing to at most one, a_m[i] = 1 - sum_j A_m[i, j] being
+the weight of "label i implies no label". Nothing in the objective is symmetric in (i, j):
+A_m[i, j] and A_m[j, i] are free to differ, and a violation of "i implies j" (f_i above f_j)
+is not one of "j implies i".
 
 Why this form:
 
 * The squared hinge max(0, t)^2 penalizes only the direction that contradicts the
   implication, and is once differentiable, as the squared-hinge label fit is; U and W are
   solved with its generalized Hessian.
-* Rows on the simplex keep A_m from vanishing (as the unit diagonal of the paper's Z_m Z_m^T
-  does). The term is linear in A_m, so without more it would put all of a row on the one
-  label with the fewest violations; the entropy term (temperature ``tau``, in the units of a
-  squared score difference) makes the exact minimizer a Gibbs distribution instead,
+* Rows of A_m with "no label" on a simplex keep A_m from vanishing for free (as the unit
+  diagonal of the paper's Z_m Z_m^T does): implying no label costs v_0 per sample, the
+  cost of an implication violated by a mean square of v_0. Without that option every label
+  would have to imply another, and a label that implies none (a frequent one) would be
+  given one all the same.
+* The term is linear in A_m, so without more it would put all of a row on the one option
+  of fewest violations; the entropy (temperature ``tau``, in the units of a squared score
+  difference) makes the exact minimizer a Gibbs distribution instead,
 
       A_m[i, j] proportional to exp(-(lam3 v[i, j] + lam4 v_m[i, j]) / (tau (lam3 + lam4))),
+      a_m[i] proportional to exp(-v_0 / tau),
 
   v and v_m the mean squared violation of "i implies j" over all samples and over group m,
   so every pair gets a graded weight: how well the scores keep that implication, next to
-  the others of label i. This is the A block's update, in closed form.
+  the others of label i and to none. This is the A block's update, in closed form.
 * As in the paper's Lemma 1, the global weights are the groups' combined by size,
   sum_m (n_m / n) A_m, and a sample of group m is penalized with lam3 sum_m' (n_m'/n) A_m'
   + lam4 A_m.
@@ -46,12 +52,15 @@ from ._cache import LastPoint
 from .correlation import CorrelationTerm, FeatureSide
 from .coupling import feature_product
 
-__all__ = ["LabelImplications", "TEMPERATURE", "implication_weights", "violation_squares",
+__all__ = ["LabelImplications", "TEMPERATURE", "THRESHOLD", "implication_weights", "violation_squares",
            "violation_cost_grad", "active_weights", "violation_hessp"]
 
 # tau: weights of the pairs of one label whose mean squared violations differ by 0.1 (a
 # tenth of a unit margin's square) differ by a factor e.
 TEMPERATURE = 0.1
+# v_0: implying a label costs as much as implying none where the label's score exceeds the
+# other's by half a unit margin on average (in mean square).
+THRESHOLD = 0.25
 
 # Numbers of one chunk of the samples' pair arrays (rows x l x l): 8 MiB per array.
 _CHUNK_ENTRIES = 2**20
@@ -107,17 +116,20 @@ def _active_chunks(part, P, U, weights):
         yield rows, M, M.sum(axis=2)
 
 
-def implication_weights(violations, lam3, lam4, temperature):
+def implication_weights(violations, lam3, lam4, temperature, threshold):
     """The A block's minimizer: every group's rows, a Gibbs distribution over the other
-    labels of lam3 v + lam4 v_m (``violations`` holds the groups' mean squared violations
-    v_m, g x l x l, and their mean over all samples v as its last entry)."""
+    labels of lam3 v + lam4 v_m and over "none" of ``threshold`` (``violations`` holds the
+    groups' mean squared violations v_m, g x l x l, and their mean over all samples v as its
+    last entry). Returns the weights of the labels, shape (g, l, l); a row's remainder to
+    one is its weight of implying no label."""
     local, overall = violations[:-1], violations[-1]
-    cost = (lam3 * overall[None] + lam4 * local) / (temperature * (lam3 + lam4))
+    cost = (lam3 * overall[None] + lam4 * local) / (lam3 + lam4)
     l = cost.shape[-1]
     cost = np.where(np.eye(l, dtype=bool), np.inf, cost)
-    cost -= cost.min(axis=-1, keepdims=True)
+    cost = np.concatenate([cost, np.full(cost.shape[:-1] + (1,), float(threshold))], axis=-1)
+    cost = (cost - cost.min(axis=-1, keepdims=True)) / temperature
     weights = np.exp(-cost)
-    return weights / weights.sum(axis=-1, keepdims=True)
+    return (weights / weights.sum(axis=-1, keepdims=True))[..., :l]
 
 
 class _Side:
@@ -132,8 +144,9 @@ class LabelImplications(CorrelationTerm):
     ``GLOCAL(correlation="asymmetric")``.
 
     Its state, an estimator's ``Z_``, is the stack of directed weights A_m, shape (g, l, l):
-    nonnegative, zero diagonal, rows summing to one. The A block is solved exactly (its
-    minimizer is in closed form), so the term has no block for an optimizer.
+    nonnegative, zero diagonal, rows summing to at most one (the remainder is the weight of
+    implying no label). The A block is solved exactly (its minimizer is in closed form), so
+    the term has no block for an optimizer.
 
     Parameters
     ----------
@@ -145,17 +158,22 @@ class LabelImplications(CorrelationTerm):
         Ignored: the term has no iterative block of its own.
     temperature : float, default=`TEMPERATURE`
         tau, the entropy's weight relative to the mean squared violations.
+    threshold : float, default=`THRESHOLD`
+        v_0, the mean squared violation at which implying a label costs as much as
+        implying none.
     """
 
     block_names = ()
 
     def __init__(self, lam3, lam4, group_fractions, preconditioned=False,
-                 temperature=TEMPERATURE):
+                 temperature=TEMPERATURE, threshold=THRESHOLD):
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
+        if not threshold >= 0:
+            raise ValueError(f"threshold must be nonnegative, got {threshold}")
         self.lam3, self.lam4 = lam3, lam4
         self.group_fractions = np.asarray(group_fractions, dtype=float)
-        self.temperature = temperature
+        self.temperature, self.threshold = temperature, threshold
         self.active = lam3 > 0 or lam4 > 0
 
     # --- the state ---------------------------------------------------------------------------
@@ -164,8 +182,8 @@ class LabelImplications(CorrelationTerm):
         return (n_groups, n_labels, n_labels)
 
     def start(self, n_groups, n_labels, n_latent, rng):
-        """Every label implying every other alike (a single label: no pair, zeros)."""
-        A = np.full((n_groups, n_labels, n_labels), 1.0 / max(n_labels - 1, 1))
+        """Every label implying every other, and none, alike."""
+        A = np.full((n_groups, n_labels, n_labels), 1.0 / n_labels)
         A[:, np.arange(n_labels), np.arange(n_labels)] = 0.0
         return A
 
@@ -181,13 +199,10 @@ class LabelImplications(CorrelationTerm):
         if np.any(np.diagonal(A, axis1=1, axis2=2) != 0):
             raise ValueError("initial_point: the directed weights must be zero on the "
                              "diagonal (a label does not imply itself)")
-        if n_labels < 2:
-            return A
-        totals = A.sum(axis=-1, keepdims=True)
-        if np.any(totals == 0):
-            raise ValueError("initial_point: every row of the directed weights needs a "
-                             "positive entry")
-        return A / totals  # the constraint holds from the start
+        if np.any(A.sum(axis=-1) > 1.0 + 1e-9):
+            raise ValueError("initial_point: every row of the directed weights must sum to "
+                             "at most one")
+        return A
 
     # --- the data -----------------------------------------------------------------------------
 
@@ -211,30 +226,36 @@ class LabelImplications(CorrelationTerm):
             return out
         return side.data.samples.sum(squares, side.data, side.P, reads="")
 
-    def _entropy(self, A, sizes):
-        return self.temperature * (self.lam3 + self.lam4) * float(
-            np.tensordot(sizes, xlogy(A, A).sum(axis=(1, 2)), axes=1))
+    def _own_part(self, A, sizes):
+        """The part of the term that does not read the scores: the threshold's cost of the
+        weight on no label, and the entropy."""
+        none = np.clip(1.0 - A.sum(axis=-1), 0.0, None)  # g x l
+        per_group = (self.threshold * none.sum(axis=-1)
+                     + self.temperature * (xlogy(A, A).sum(axis=(1, 2))
+                                           + xlogy(none, none).sum(axis=-1)))
+        return (self.lam3 + self.lam4) * float(np.dot(sizes, per_group))
 
     def value(self, U, state, side):
         if not self.active:
             return 0.0
         return float(np.sum(self._sample_weights(state) * self._violations(U, side))
-                     + self._entropy(state, side.sizes))
+                     + self._own_part(state, side.sizes))
 
     # --- the blocks ---------------------------------------------------------------------------
 
     def update(self, U, state, side, solve):
         """The A block: its exact minimizer (`implication_weights`) and the decrease."""
-        if not self.active or U.shape[0] < 2:
+        if not self.active:
             return state, 0.0
         squares = self._violations(U, side)
         sizes = side.sizes
         means = np.concatenate([squares / sizes[:, None, None],
                                 squares.sum(axis=0)[None] / sizes.sum()])
-        new = implication_weights(means, self.lam3, self.lam4, self.temperature)
+        new = implication_weights(means, self.lam3, self.lam4, self.temperature,
+                                  self.threshold)
 
         def cost(A):
-            return float(np.sum(self._sample_weights(A) * squares)) + self._entropy(A, sizes)
+            return float(np.sum(self._sample_weights(A) * squares)) + self._own_part(A, sizes)
         return new, max(cost(state) - cost(new), 0.0)
 
     def u_side(self, state, side):

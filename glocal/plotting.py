@@ -175,7 +175,8 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
     Returns
     -------
     matplotlib.figure.Figure
-        One panel for the global matrix, then one per group, on the diverging scale [-1, 1]
+        One panel for the global matrix, then one per group (none for a single group), on
+        the diverging scale [-1, 1]
         (red positive, blue negative; directed matrices on [0, 1]) with a shared colorbar;
         with ``labels``, the labels' matrices in the panels below.
     """
@@ -203,17 +204,20 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
         label_names = [str(i + 1) for i in range(n_labels)]
     elif len(label_names) != n_labels:
         raise ValueError(f"{len(label_names)} label names for {n_labels} labels")
-    sets = [("", [global_corr, *local_corrs])]
+    # One group: its matrix is the global one, drawn once.
+    shown = [] if len(local_corrs) == 1 else list(local_corrs)
+    sets = [("", [global_corr, *shown])]
     if labels is not None:
         labels = np.asarray(labels, dtype=float)
         if labels.shape != (len(groups), n_labels):
             raise ValueError(f"labels has shape {labels.shape}; expected the model's "
                              f"training labels, ({len(groups)}, {n_labels})")
         empirical, local_empirical = label_correlations(labels, groups, directed=directed)
-        sets = [("learned: ", sets[0][1]), ("labels: ", [empirical, *local_empirical])]
+        sets = [("learned: ", sets[0][1]),
+                ("labels: ", [empirical, *(local_empirical if shown else [])])]
 
     titles = ["global"] + [f"group {m + 1}" + ("" if sizes is None else f" ($n_m$={sizes[m]})")
-                           for m in range(len(local_corrs))]
+                           for m in range(len(shown))]
     n_panels = len(titles)
     n_cols = min(n_panels, 5)
     rows_per_set = math.ceil(n_panels / n_cols)
@@ -245,8 +249,9 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
                                 color="white" if abs(value) > 0.6 else "black")
         for ax in block[n_panels:]:
             ax.set_axis_off()
-    fig.colorbar(image, ax=axes, shrink=0.8,
-                 label="weight of row implies column" if directed else "label correlation")
+    fig.colorbar(image, ax=axes, shrink=0.8, label=(
+        ("weight of row implies column" + (" (labels: P(column | row))" if len(sets) > 1
+                                           else "")) if directed else "label correlation"))
     fig.suptitle("Directed label correlations: global and per group" if directed
                  else "Label correlations: global and per group")
     return _finish(fig, path, overwrite)

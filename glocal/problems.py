@@ -47,8 +47,9 @@ def u_problem(term, lam2, U, sides=()):
     ``term`` is the label-fit term at the fixed V (`glocal.label_fit.LabelFit.u_term`: for
     the paper's loss the block's sufficient statistics, for another one the loss at
     F = U V); ``sides`` the correlation terms' U sides (none in the basic model).
-    Preconditioned by the inverse of the block's per-row Hessians without the correlation
-    terms at ``U``, the start (`glocal.preconditioners.u_row_blocks`).
+    Preconditioned by the inverse of the block's per-row Hessians at ``U``, the start, with
+    the correlation terms' own diagonal blocks where they give them
+    (`glocal.preconditioners.u_row_blocks`).
     """
     return make_problem(RealEuclidean(*term.shape),
                         lambda point: obj.u_cost_grad(point, term, lam2, sides),

@@ -19,6 +19,8 @@ EXAMPLES = {
     "plot_correlations_image.py": (
         ["image_correlations_learned.png", "image_correlations_labels.png"], "image"),
     "plot_oblique_manifold.py": (["oblique_manifold.png"], None),
+    "plot_asymmetric_correlations.py": (
+        ["asymmetric_correlations.png", "symmetric_correlations.png"], None),
     "plot_domain_groups.py": (["domain_groups.png"], None),
     "plot_pipeline_gridsearch.py": (["pipeline_gridsearch.png"], None),
     "plot_sensitivity_enron.py": (

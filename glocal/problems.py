@@ -17,6 +17,7 @@ from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
 from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
 from . import objective as obj
+from ._linalg import cho_factor_psd
 from .manifolds import RealEuclidean, UnitRows
 
 OPTIMIZERS = ("trust_regions", "conjugate_gradient", "steepest_descent")
@@ -302,12 +303,11 @@ class WPreconditioner:
         self._dual = None
         if self._dense:
             self._gram = data.gram if data.gram is not None else obj._dense(X.T @ X)
-            self._factor = scipy.linalg.cho_factor(self._lam * self._gram
-                                                   + self._lam2 * np.eye(d), overwrite_a=True)
+            self._factor = cho_factor_psd(self._lam * self._gram + self._lam2 * np.eye(d))
             self._eigen = None  # eigendecomposition of C, made when first needed
         elif n <= max_dense_features and in_memory:
-            self._dual = scipy.linalg.cho_factor(self._lam * obj._dense(X @ X.T)
-                                                 + self._lam2 * np.eye(n), overwrite_a=True)
+            self._dual = cho_factor_psd(self._lam * obj._dense(X @ X.T)
+                                        + self._lam2 * np.eye(n))
         else:
             self._eigen = (obj.feature_squares(data), None)
 

@@ -4,12 +4,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
 from .. import _validation
 from .._base import MultiLabelMixin
+from .._linalg import cho_factor_psd
 from ..groups import kmeans_groups
 
 # Inner solver settings (they change how exactly each block is solved, never the objective).
@@ -462,16 +463,20 @@ def _ridge(X, T, alpha):
         model = Ridge(alpha=alpha, solver="sparse_cg" if sp.issparse(X) else "auto").fit(X, T)
         return np.hstack([np.asarray(model.coef_).reshape(T.shape[1], d),
                           np.asarray(model.intercept_).reshape(-1, 1)])
+    # A dense X is centred before any product (the intercept is free, so the problem is
+    # the same): features with a large common offset keep their digits. A sparse X stays
+    # sparse, and is centred inside the Gram matrices.
+    Xc, mu_c = (X, mu) if sp.issparse(X) else (X - mu, np.zeros(d))
     if d <= n:
-        gram = X.T @ X
+        gram = Xc.T @ Xc
         gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-        gram = gram - n * np.outer(mu, mu) + alpha * np.eye(d)
-        B = cho_solve(cho_factor(gram), np.asarray(X.T @ Tc)).T  # X_c^T T_c = X^T T_c
+        gram = gram - n * np.outer(mu_c, mu_c) + alpha * np.eye(d)
+        B = cho_solve(cho_factor_psd(gram), np.asarray(Xc.T @ Tc)).T  # X_c^T T_c = X^T T_c
     else:
-        Xmu = np.asarray(X @ mu).ravel()
-        gram = X @ X.T
+        Xmu = np.asarray(Xc @ mu_c).ravel()
+        gram = Xc @ Xc.T
         gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-        gram = gram - Xmu[:, None] - Xmu[None, :] + mu @ mu + alpha * np.eye(n)
-        A = cho_solve(cho_factor(gram), Tc)
-        B = (np.asarray(X.T @ A) - np.outer(mu, A.sum(axis=0))).T
+        gram = gram - Xmu[:, None] - Xmu[None, :] + mu_c @ mu_c + alpha * np.eye(n)
+        A = cho_solve(cho_factor_psd(gram), Tc)
+        B = (np.asarray(Xc.T @ A) - np.outer(mu_c, A.sum(axis=0))).T
     return np.hstack([B, (t_mean - B @ mu)[:, None]])

@@ -70,6 +70,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._base import MultiLabelMixin
+from .._linalg import cho_factor_psd
 
 # Largest d x d (or n x n) Gram matrix formed for the ridge solve: 4000^2 doubles = 128 MiB.
 _GRAM_LIMIT = 4000
@@ -116,8 +117,7 @@ def ridge_coefficients(X, Y, lam, tol=1e-10, max_iter=None):
         gram = X.T @ X if primal else X @ X.T
         gram = gram.toarray() if sp.issparse(gram) else np.array(gram)
         gram[np.diag_indices_from(gram)] += lam
-        factor = scipy.linalg.cho_factor(gram, lower=True, overwrite_a=True,
-                                         check_finite=False)
+        factor = cho_factor_psd(gram, lower=True)
         if primal:
             return scipy.linalg.cho_solve(factor, np.asarray(X.T @ Y), check_finite=False)
         return np.asarray(X.T @ scipy.linalg.cho_solve(factor, Y, check_finite=False))

@@ -176,6 +176,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     fit_times_ : dict
         Seconds spent in ``"clustering"``, ``"init"`` (basic-model
         initialisation) and ``"main"`` (Algorithm 1).
+    normalize_rows_ : bool
+        Whether the model was fitted on unit-norm rows, so scores new rows as such (read by
+        ``decision_function``: ``set_params`` after ``fit`` changes no prediction).
     n_features_in_ : int
 
     Notes
@@ -318,11 +321,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
-        # W's last row is the bias of the latent labels (the constant feature's weights);
-        # kept as it is so that a fit started from this one carries it over exactly.
-        self._bias_row = result.W[n_features] if self.fit_intercept else None
-        self.intercept_ = (self.intercept_scaling * self._bias_row @ self.U_.T
-                           if self.fit_intercept else np.zeros(self.U_.shape[0]))
+        # W's last row times the constant feature is the bias of the latent labels; kept so
+        # that a fit started from this one carries it over.
+        self._latent_bias = (self.intercept_scaling * result.W[n_features]
+                             if self.fit_intercept else None)
+        self.intercept_ = (self._latent_bias @ self.U_.T if self.fit_intercept
+                           else np.zeros(self.U_.shape[0]))
+        self.normalize_rows_ = bool(self.normalize_rows)
         self.groups_ = groups
         self.n_groups_ = data.n_groups
         self.objective_history_ = result.objective_history
@@ -340,9 +345,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if isinstance(init, GLOCAL):
             check_is_fitted(init)
             U, V, W, Z = init.U_, init.V_, init.W_, init.Z_
-            bias = init._bias_row if init.fit_intercept else None
-            if bias is not None and init.intercept_scaling != self.intercept_scaling:
-                bias = bias * (init.intercept_scaling / self.intercept_scaling)  # same scores
+            bias = (None if init._latent_bias is None  # the row of W giving the same scores
+                    else init._latent_bias / self.intercept_scaling)
             if not isinstance(V, np.ndarray) or V.shape[1] != n_samples:
                 V = None  # fitted on other samples: V starts at W^T X
         elif isinstance(init, (tuple, list)) and len(init) == 4:
@@ -373,8 +377,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return np.tensordot(self._group_fractions, self.local_correlations_, axes=1)
 
     def _normalized(self, X):
-        """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
-        return normalize(X) if self.normalize_rows else X
+        """X, or its rows scaled to unit Euclidean norm when fitted with ``normalize_rows``."""
+        return normalize(X) if self.normalize_rows_ else X
 
     @staticmethod
     def _report(stage, iteration, value):
@@ -395,7 +399,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
             check_is_fitted(self)
             X = check_features(X, self.n_features_in_, type(self).__name__)
-            if self.normalize_rows:
+            if self.normalize_rows_:
                 X = X.map_blocks(normalize, dtype=float)
             return X.map_blocks(_linear_scores, self.W_, self.U_, self.intercept_,
                                 dtype=float, chunks=(X.chunks[0], (self.U_.shape[0],)))

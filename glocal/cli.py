@@ -8,7 +8,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._io import atomic_output, check_output, one_line
+from ._io import OutputExists, atomic_output, check_output, one_line
 from .persistence import load_model, save_model
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
@@ -253,7 +253,9 @@ def _reproduce(args):
     from .reproduce import run_reproduction
 
     # results.csv is written after the first run, which can take minutes: refuse now.
-    check_output(Path(args.out) / "results.csv", overwrite=True)
+    check_output(Path(args.out) / "results.csv", overwrite=True, follow_links=True)
+    check_output(Path(args.out) / "report.md", overwrite=True, follow_links=True,
+                 inputs=[args.paper_tables] if args.paper_tables else [])
     try:
         with _worker_warnings("reproduce"):
             run_reproduction(
@@ -307,17 +309,20 @@ def _load_data(path, args, default, model=None):
     return data
 
 
-def _output(path, args):
-    check_output(path, overwrite=args.force, hint="use --force to replace it")
+def _output(path, args, inputs=()):
+    """Refuse now an output that could not be written later (see `glocal._io.check_output`):
+    one that exists, without --force; an input of the command, a link or a special file."""
+    check_output(path, overwrite=args.force, inputs=inputs)
 
 
 def _fit(args):
     from ._validation import named_label_warnings
     from .datasets._base import known_names
+    from .datasets.load import input_files
 
     import numpy as np
 
-    _output(args.model, args)
+    _output(args.model, args, input_files(args.data, args.xml))
     chunked = Path(args.data).is_dir()
     if args.scheduler and not chunked:
         raise ValueError("--scheduler applies to a chunk directory, not to a data file")
@@ -502,7 +507,9 @@ def _predict(args):
 
     import numpy as np
 
-    _output(args.out, args)
+    from .datasets.load import input_files
+
+    _output(args.out, args, [args.model, *input_files(args.data, args.xml)])
     saved = _read_model(args.model)
     data = _load_data(args.data, args, "test", model=saved)
     _check_data(saved, data, args.data)
@@ -617,7 +624,7 @@ def _plot(args):
     names = (["correlations.png", "convergence.png"] if args.model else []) + (
         ["measure_vs_rho.png"] if args.results else [])
     for name in names:
-        _output(out / name, args)
+        _output(out / name, args, [path for path in (args.model, args.results) if path])
     from .plotting import plot_convergence, plot_correlations, plot_measure_vs_observed
 
     figures = []  # (file name, function drawing it to a path)
@@ -702,7 +709,9 @@ def main(argv=None):
             return 141
         # Missing or unwritable files, outputs that exist, unknown formats, mismatched
         # models: one line, no traceback.
-        print(f"glocal {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        message = (f"'{exc.path}' exists; use --force to replace it"
+                   if isinstance(exc, OutputExists) else one_line(exc))
+        print(f"glocal {args.command}: error: {message}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # e.g. a data file asking for more than the machine has
         reason = (one_line(exc) if str(exc).strip()

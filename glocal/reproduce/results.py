@@ -190,7 +190,7 @@ def write_results(path, rows):
     """Replace ``path`` by the rows at once: readers see the old or the new file, never a part.
 
     Call it holding `results_lock`, as every writer of the file does."""
-    with atomic_output(path, overwrite=True) as file:
+    with atomic_output(path, overwrite=True, follow_links=True) as file:
         file.write(_csv_lines(rows, header=True))
 
 

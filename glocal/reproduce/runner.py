@@ -181,7 +181,7 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
                      f"elapsed {_clock(elapsed)}, ETA {_clock(eta)}")
     with results_lock(csv_path):  # the report of every run recorded, others' too
         results = scan_results(csv_path)[0] if csv_path.exists() else []
-        with atomic_output(report_path, overwrite=True) as file:
+        with atomic_output(report_path, overwrite=True, follow_links=True) as file:
             file.write(render_report(results, paper_tables))
     progress(f"wrote {csv_path} and {report_path}")
     return results

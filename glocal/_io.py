@@ -27,6 +27,27 @@ def one_line(exc):
     return " ".join(text.split()) or type(exc).__name__
 
 
+def memory_budget():
+    """Bytes that reading one file may take: ``$GLOCAL_MEMORY_BUDGET`` GiB when set, else a
+    quarter of the machine's physical memory. Files whose declared sizes exceed it (a model
+    file's members, a ``.mat`` file's matrices, an svmlight file's feature count) are refused
+    before anything is read."""
+    given = os.environ.get("GLOCAL_MEMORY_BUDGET")
+    if given:
+        try:
+            value = float(given)
+        except ValueError:
+            value = -1.0
+        if not value > 0:
+            raise ValueError(f"GLOCAL_MEMORY_BUDGET must be a positive number of GiB, got "
+                             f"{given!r}")
+        return value * 2**30
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 4
+    except (AttributeError, ValueError, OSError):
+        return float("inf")
+
+
 class OutputExists(FileExistsError):
     """An output file exists and was not to be replaced; ``path`` names it."""
 

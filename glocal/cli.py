@@ -461,20 +461,27 @@ def _dask_client(address):
 
 
 def _read_model(path):
-    """What 'glocal fit' saved: the model with its label and feature names (see
-    `glocal.persistence.load_model`: nothing in the file is executed)."""
+    """A saved model with what the commands need beside it: its label names (``0``, ``1``,
+    ... when the file has none), feature names, index base and training-row digests
+    (see `glocal.persistence.load_model`: nothing in the file is executed, and the model has
+    been checked to score a row of its features)."""
     import numpy as np
 
-    saved = load_model(path)  # it has checked that the model scores a row of its features
-    model, labels = saved["model"], saved.get("label_names")
-    features, rows = saved.get("feature_names"), saved.get("training_rows")
-    n_labels = model.U_.shape[0]
+    from ._fitted import model_shape
+
+    saved = load_model(path)
+    n_labels = model_shape(saved["model"])[1]
+    saved.setdefault("label_names", [str(j) for j in range(n_labels)])
+    saved.setdefault("feature_names", [])
+    saved.setdefault("index_base", None)
+    labels, features = saved["label_names"], saved["feature_names"]
+    rows = saved.get("training_rows")
     if not (_strings(labels) and len(labels) == n_labels and _strings(features)
-            and len(features) in (0, model.n_features_in_)
-            and saved.get("index_base") in (None, 0, 1)
-            and isinstance(rows, np.ndarray) and rows.dtype == np.uint64):
+            and len(features) in (0, saved["model"].n_features_in_)
+            and saved["index_base"] in (None, 0, 1)
+            and (rows is None or isinstance(rows, np.ndarray) and rows.dtype == np.uint64)):
         raise ValueError(f"'{path}' is not a model saved by glocal: its label names, "
-                         "feature names, index base or row digests are missing or wrong")
+                         "feature names, index base or row digests are wrong")
     return saved
 
 
@@ -497,7 +504,9 @@ def _check_data(saved, data, path):
         if differ:
             raise ValueError(f"{path}: features differ from the model's, e.g. "
                              f"'{differ[0]}' (a label not named by --xml?)")
-    if data.Y.shape[1] and list(data.label_names) != labels:
+    if data.Y.shape[1] and (data.Y.shape[1] != len(labels) or known_names(labels)
+                            and known_names(data.label_names)
+                            and list(data.label_names) != labels):
         raise ValueError(f"{path}: its labels differ from the model's: it was fitted on "
                          "other data")
 
@@ -545,7 +554,7 @@ def _evaluate(args):
                    "label (--keep-unlabeled keeps them)")
         if not X.shape[0]:
             raise ValueError(f"no row of {args.data} has a positive label")
-    if "training_rows" in saved:
+    if saved.get("training_rows") is not None:
         seen = int(np.isin(_row_digests(X), saved["training_rows"]).sum())
         if seen:
             warnings.warn(f"{seen} of the {X.shape[0]} rows scored are rows the model was "
@@ -630,7 +639,7 @@ def _plot(args):
     figures = []  # (file name, function drawing it to a path)
     if args.model:
         saved = _read_model(args.model)
-        model = saved["model"]
+        model = _glocal_of(saved["model"], args.model)
         figures += [("correlations.png", lambda path: plot_correlations(
                          model, saved["label_names"], path=path, overwrite=args.force)),
                     ("convergence.png", lambda path: plot_convergence(
@@ -645,6 +654,19 @@ def _plot(args):
         draw(out / name)
         print(f"wrote {out / name}")
     return 0
+
+
+def _glocal_of(model, path):
+    """The GLOCAL-family estimator of a saved model (itself, GLOCALCV's refitted one, a
+    Pipeline's last step), whose correlations and convergence are drawn."""
+    from . import GLOCAL
+
+    model = getattr(model, "steps", [(None, model)])[-1][1]
+    model = getattr(model, "best_estimator_", model)
+    if not isinstance(model, GLOCAL):
+        raise ValueError(f"'{path}' holds a {type(model).__name__}: correlations and "
+                         "convergence are drawn for GLOCAL, GLObal and loCAL models")
+    return model
 
 
 @contextmanager

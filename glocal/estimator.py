@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
+from ._fitted import Array, Boolean, Floats, Integer, Mapping, Number
 from .groups import compact_group_ids, group_index, kmeans_groups
 from .losses import LOSSES, balanced_class_weights
 from .objective import GlocalData, LabelFit, with_feature_grams
@@ -208,6 +209,27 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "normalize_rows": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+    }
+
+    # What fit sets (see glocal._fitted): checked when a model is saved or loaded.
+    _fitted_attributes = {
+        "U_": Array("f", ("n_labels", "n_latent")),
+        "V_": Array("f", ("n_latent", "n_samples")),
+        "W_": Array("f", ("n_features_in_", "n_latent")),
+        "Z_": Array("f", ("n_groups_", "n_labels", "n_latent")),
+        "_latent_bias": Array("f", ("n_latent",), none=True),
+        "intercept_": Array("f", ("n_labels",)),
+        "normalize_rows_": Boolean(),
+        "groups_": Array("i", ("n_samples",)),
+        "n_groups_": Integer(1),
+        "_group_fractions": Array("f", ("n_groups_",)),
+        "objective_history_": Floats(),
+        "init_objective_history_": Floats(),
+        "block_objective_history_": Array("f", ("n_iter_", 4)),
+        "n_iter_": Integer(),
+        "n_init_iter_": Integer(),
+        "fit_times_": Mapping(Number()),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
@@ -580,6 +602,7 @@ class GLObal(GLOCAL):
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam4"}
+    _fixed_parameters = {"lam4": 0.0}  # GLOCAL's parameters this class sets itself
 
     def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, max_iter=30,
                  init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
@@ -587,11 +610,11 @@ class GLObal(GLOCAL):
                  loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
                  random_state=None, verbose=0):
         super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=lam3,
-                         lam4=0.0, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
-                         optimizer=optimizer, v_closed_form=v_closed_form,
-                         solver_options=solver_options, fit_intercept=fit_intercept,
-                         intercept_scaling=intercept_scaling, loss=loss,
-                         class_weight=class_weight, lam_v=lam_v,
+                         **self._fixed_parameters, max_iter=max_iter,
+                         init_max_iter=init_max_iter, tol=tol, optimizer=optimizer,
+                         v_closed_form=v_closed_form, solver_options=solver_options,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         loss=loss, class_weight=class_weight, lam_v=lam_v,
                          normalize_rows=normalize_rows, random_state=random_state,
                          verbose=verbose)
 
@@ -605,17 +628,18 @@ class loCAL(GLOCAL):
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam3"}
+    _fixed_parameters = {"lam3": 0.0}
 
     def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3, max_iter=30,
                  init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
                  solver_options=None, fit_intercept=False, intercept_scaling=1.0,
                  loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
                  random_state=None, verbose=0):
-        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=0.0,
-                         lam4=lam4, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
-                         optimizer=optimizer, v_closed_form=v_closed_form,
-                         solver_options=solver_options, fit_intercept=fit_intercept,
-                         intercept_scaling=intercept_scaling, loss=loss,
-                         class_weight=class_weight, lam_v=lam_v,
+        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2,
+                         **self._fixed_parameters, lam4=lam4, max_iter=max_iter,
+                         init_max_iter=init_max_iter, tol=tol, optimizer=optimizer,
+                         v_closed_form=v_closed_form, solver_options=solver_options,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         loss=loss, class_weight=class_weight, lam_v=lam_v,
                          normalize_rows=normalize_rows, random_state=random_state,
                          verbose=verbose)

@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names
+from ._fitted import Data, Integer, Model, Number
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision_scorer
 
@@ -219,6 +220,16 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+    }
+    _fitted_attributes = {
+        "best_estimator_": Model(),
+        "best_params_": Data(),
+        "best_score_": Number(finite=False),
+        "best_index_": Integer(),
+        "cv_results_": Data(),
+        "n_splits_": Integer(1),
+        "refit_time_": Number(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, estimator=None, param_grid=None, path_param="lam2", cv=3,

@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._base import MultiLabelMixin
+from .._fitted import Array, Integer
 
 # Directions of the side information whose singular value is below this fraction of the
 # largest are dropped: they carry no usable signal, and a new sample's coordinates along them
@@ -331,6 +332,17 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+    }
+    _fitted_attributes = {
+        "Z_": Array("f", ("n_basis", "n_label_basis")),
+        "label_basis_": Array("f", ("n_labels", "n_label_basis"), none=True),
+        "coef_": Array("f", ("n_labels", "n_features_in_"), none=True),
+        "intercept_": Array("f", ("n_labels",), none=True),
+        "completed_scores_": Array("f", ("n_samples", "n_labels")),
+        "Y_completed_": Array("f", ("n_samples", "n_labels")),
+        "objective_history_": Array("f", ("n_steps",)),
+        "n_iter_": Integer(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, lam=1.0, n_components=100, side_information=True, fit_intercept=False,

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval
 
 from .. import _validation
 from .._base import MultiLabelMixin
+from .._fitted import Array, Integer
 from .._linalg import cho_factor_psd
 from ..groups import kmeans_groups
 
@@ -151,6 +152,18 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
+    }
+    _fitted_attributes = {
+        "code_regressor_": Array("f", ("n_groups_", "n_features_in_+1")),
+        "coef_": Array("f", ("n_labels", "n_features_in_+n_groups_")),
+        "intercept_": Array("f", ("n_labels",)),
+        "groups_": Array("i", ("n_samples",)),
+        "prototypes_": Array("f", ("n_groups_", "n_labels")),
+        "local_codes_": Array("f", ("n_samples", "n_groups_")),
+        "objective_history_": Array("f", ("n_steps",)),
+        "n_groups_": Integer(1),
+        "n_iter_": Integer(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, n_groups=8, lam1=5.0, lam2=10.0, alpha=10.0, max_iter=10, tol=1e-4,

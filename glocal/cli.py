@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ._io import OutputExists, atomic_output, check_output, one_line
+from ._process import exit_status, stopping_workers
 from .persistence import load_model, save_model
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
@@ -265,10 +266,11 @@ def _reproduce(args):
                 quick=args.quick, tune=not args.no_tune, small_clusters=args.small_clusters,
                 n_jobs=args.jobs, random_state=args.seed,
                 progress=lambda line: print(line, flush=True))
-    except KeyboardInterrupt:
-        print("glocal reproduce: interrupted; run the same command again to resume",
+    except KeyboardInterrupt as exc:
+        word, code = exit_status(exc)
+        print(f"glocal reproduce: {word}; run the same command again to resume",
               file=sys.stderr)
-        return 130
+        return code
     return 0
 
 
@@ -719,7 +721,7 @@ _EXTRAS = {"matplotlib": "plot", "dask": "dask", "distributed": "dask", "dask_ml
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        with _one_line_warnings(args.command):
+        with stopping_workers(), _one_line_warnings(args.command):
             code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return code
@@ -749,9 +751,10 @@ def main(argv=None):
         print(f"glocal {args.command}: error: {package} is not installed; "
               f'pip install "glocal[{extra}]"', file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"glocal {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        word, code = exit_status(exc)
+        print(f"glocal {args.command}: {word}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -27,6 +27,18 @@ def one_line(exc):
     return " ".join(text.split()) or type(exc).__name__
 
 
+# What a spreadsheet takes for the start of a formula in a cell of a CSV file it opens.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text):
+    """A text cell for a CSV file, with a leading apostrophe when it starts like a formula
+    (``=``, ``+``, ``-``, ``@``, a tab or a carriage return), so that opening the file in a
+    spreadsheet shows the text instead of running it (CSV injection)."""
+    text = str(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def memory_budget():
     """Bytes that reading one file may take: ``$GLOCAL_MEMORY_BUDGET`` GiB when set, else a
     quarter of the machine's physical memory. Files whose declared sizes exceed it (a model

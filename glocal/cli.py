@@ -8,7 +8,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._io import OutputExists, atomic_output, check_output, one_line
+from ._io import OutputExists, atomic_output, check_output, csv_text, one_line
 from ._process import exit_status, stopping_workers
 from .persistence import load_model, save_model
 
@@ -528,7 +528,7 @@ def _predict(args):
     values = model.predict(data.X) if args.labels else model.decision_function(data.X)
     with atomic_output(args.out, overwrite=args.force) as file:
         writer = csv.writer(file, lineterminator="\n")
-        writer.writerow(saved["label_names"])
+        writer.writerow([csv_text(name) for name in saved["label_names"]])
         writer.writerows(np.asarray(values).tolist())
     kind = "labels" if args.labels else "scores"
     print(f"wrote {kind} of {_count(values.shape[0], 'row')} x "

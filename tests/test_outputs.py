@@ -139,3 +139,23 @@ def test_errors_while_writing_name_the_output_not_the_temporary_file(tmp_path):
             path.mkdir()  # the name is taken by a directory meanwhile
     assert str(path) in str(raised.value) and ".tmp" not in str(raised.value)
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_label_names_that_look_like_formulas_are_neutralised_in_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    names = ["=cmd|' /C calc'!A0", "+1+1", "@SUM(A1)"]
+    X = rng.standard_normal((30, 3))
+    Y = (X > 0).astype(int)
+    attributes = "".join(f"@attribute '{name}' {{0,1}}\n" for name in names) + "".join(
+        f"@attribute x{j} numeric\n" for j in range(3))
+    rows = "\n".join(",".join([*map(str, Y[i]), *map(str, X[i])]) for i in range(30))
+    (tmp_path / "d.arff").write_text(f"@relation 'd: -C 3'\n{attributes}@data\n{rows}\n")
+    assert main(["fit", str(tmp_path / "d.arff"), "--model", str(tmp_path / "m.skops"),
+                 "--n-latent", "2", "--max-iter", "2"]) == 0
+    assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / "d.arff"), "--out",
+                 str(tmp_path / "s.csv")]) == 0
+    import csv
+
+    with open(tmp_path / "s.csv", newline="") as file:
+        header = next(csv.reader(file))
+    assert header == ["'" + name for name in names]

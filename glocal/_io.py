@@ -60,6 +60,30 @@ def memory_budget():
         return float("inf")
 
 
+# Data that expands more than this many times from its stored (compressed) bytes, beyond
+# the size below, is a bomb: compression gains far less on real data and on model files.
+_MAX_EXPANSION = 200
+_EXPANSION_FLOOR = 64 * 2**20
+
+
+def check_declared_size(declared, stored, what):
+    """Refuse, before reading it, ``what`` whose declared size in bytes exceeds the memory
+    budget (`memory_budget`), or expands like a bomb from its ``stored`` bytes.
+
+    Raises
+    ------
+    ValueError
+        Saying what and by how much, in one line (the caller names the file).
+    """
+    budget = memory_budget()
+    if declared > budget:
+        raise ValueError(f"{what} would take {declared / 2**30:.3g} GiB, more than the "
+                         f"memory budget of {budget / 2**30:.3g} GiB (GLOCAL_MEMORY_BUDGET)")
+    if declared > _EXPANSION_FLOOR and declared > _MAX_EXPANSION * max(stored, 1):
+        raise ValueError(f"{what} would expand from {stored} stored bytes to {declared} (a "
+                         "compression bomb?)")
+
+
 class OutputExists(FileExistsError):
     """An output file exists and was not to be replaced; ``path`` names it."""
 

@@ -440,6 +440,8 @@ def _npy_header(file):
     the chunk."""
     import numpy as np
 
+    if not file.is_file():  # reading a pipe would wait for a writer
+        raise ValueError(f"{file}: not a regular file (a pipe or a device?)")
     try:
         chunk = np.load(file, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:  # cut, damaged or not a .npy file
@@ -447,6 +449,8 @@ def _npy_header(file):
     if not isinstance(chunk, np.ndarray) or chunk.dtype.kind not in "biuf":
         raise ValueError(f"{file}: a chunk must hold a numeric array, not "
                          f"{getattr(chunk, 'dtype', type(chunk).__name__)}")
+    if chunk.ndim == 2 and not chunk.shape[0]:
+        raise ValueError(f"{file}: a chunk without rows")
     return chunk
 
 

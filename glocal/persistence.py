@@ -14,7 +14,7 @@ shapes that agree), and every parameter against the class's constraints.
 import warnings
 from pathlib import Path
 
-from ._io import atomic_output, memory_budget, one_line
+from ._io import atomic_output, check_declared_size, one_line
 
 __all__ = ["load_model", "save_model"]
 
@@ -29,10 +29,6 @@ _FORMAT = "glocal model"
 _RESERVED = ("format", "glocal_version", "model")
 _NOT_A_MODEL = "is not a model saved by glocal"
 _PICKLE_OPCODES = (b"\x80", b"(", b"}", b"]", b"c")  # protocol >= 2, or older pickles
-# skops writes its members uncompressed. A member that expands more than this from its
-# stored bytes, beyond the size below, is a zip bomb, refused unread.
-_MAX_EXPANSION = 200
-_EXPANSION_FLOOR = 64 * 2**20
 
 
 def save_model(path, model, *, overwrite=False, **info):
@@ -232,23 +228,19 @@ def _check_declared_sizes(path):
 
     import numpy as np
 
-    budget = memory_budget()
-    size = path.stat().st_size
-    _within_budget(size, budget, "the file")
+    check_declared_size(path.stat().st_size, path.stat().st_size, "the file")
     with zipfile.ZipFile(path) as archive:
         members = archive.infolist()
-        _within_budget(sum(member.file_size for member in members), budget,
-                       "its members together")
         for member in members:
-            if (member.file_size > _EXPANSION_FLOOR
-                    and member.file_size > _MAX_EXPANSION * max(member.compress_size, 1)):
-                raise ValueError(f"its member '{member.filename}' would expand from "
-                                 f"{member.compress_size} to {member.file_size} bytes (a zip "
-                                 "bomb?)")
-            if member.filename == "schema.json":
-                # Parsed, JSON takes several times its size in Python objects.
-                _within_budget(member.file_size * 16, budget, "its schema.json, parsed,")
-            elif member.filename.endswith(".npy"):
+            # Parsed, JSON takes several times its size in Python objects.
+            scale = 16 if member.filename == "schema.json" else 1
+            check_declared_size(scale * member.file_size, scale * member.compress_size,
+                                f"its member '{member.filename}'")
+        check_declared_size(sum(member.file_size for member in members),
+                            sum(member.compress_size for member in members),
+                            "its members together")
+        for member in members:
+            if member.filename.endswith(".npy"):
                 _check_npy_header(archive, member, np)
 
 
@@ -270,12 +262,6 @@ def _check_npy_header(archive, member, np):
     if declared != data:
         raise ValueError(f"its member '{member.filename}' declares an array of {declared} "
                          f"bytes but holds {data}")
-
-
-def _within_budget(size, budget, what):
-    if size > budget:
-        raise ValueError(f"{what} would take {size / 2**30:.3g} GiB, more than the memory "
-                         f"budget of {budget / 2**30:.3g} GiB (GLOCAL_MEMORY_BUDGET)")
 
 
 def _first_line(exc):

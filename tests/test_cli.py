@@ -341,7 +341,7 @@ def test_predict_on_svmlight_without_labels(files):
     X = np.random.default_rng(3).standard_normal((5, 6))
     X[:, 5] = 0  # the highest feature absent: the file alone does not tell there are 6
     (tmp / "new.svm").write_text("".join(
-        " " + " ".join(f"{j + 1}:{v:.3f}" for j, v in enumerate(row) if v) + "\n" for row in X))
+        " " + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(row) if v) + "\n" for row in X))
     assert main(["predict", str(tmp / "m.skops"), str(tmp / "new.svm"), "--out",
                  str(tmp / "s.csv")]) == 0
     rows = list(csv.reader((tmp / "s.csv").open()))

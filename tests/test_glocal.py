@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "glocal"
 # Lowest first; a module not listed belongs to the layer of its package.
 LAYERS = [
     ("foundations", ["glocal", "glocal._validation", "glocal._base", "glocal._io",
-                     "glocal.labels", "glocal.losses", "glocal.objective", "glocal.groups",
+                     "glocal._linalg", "glocal._fitted", "glocal._process", "glocal.labels", "glocal.losses", "glocal.objective", "glocal.groups",
                      "glocal.metrics", "glocal.protocol", "glocal.datasets"]),
     ("problems", ["glocal.problems", "glocal.manifolds"]),
     ("solver", ["glocal.solver", "glocal.dask_backend"]),

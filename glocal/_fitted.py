@@ -318,9 +318,10 @@ def _check_no_functions(value, where):
     """Refuse a function (or any callable that is not an estimator) inside ``value``."""
     from sklearn.base import BaseEstimator
 
-    if isinstance(value, BaseEstimator):
-        return
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, BaseEstimator):  # e.g. inside a ColumnTransformer's list
+        declared = getattr(type(value), "_fitted_attributes", {})
+        check_model(value, where, fitted=any(key in vars(value) for key in declared))
+    elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
             _check_no_functions(item, f"{where}[{i}]")
     elif isinstance(value, dict):

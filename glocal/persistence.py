@@ -18,13 +18,19 @@ from ._io import atomic_output, check_declared_size, one_line
 
 __all__ = ["load_model", "save_model"]
 
-# The classes rebuilt beyond skops' defaults (numpy arrays, builtins, scikit-learn).
-_TRUSTED = ("glocal.estimator.GLOCAL", "glocal.estimator.GLObal", "glocal.estimator.loCAL",
-            "glocal.model_selection.GLOCALCV", "glocal.baselines.br.BR",
-            "glocal.baselines.leml.LEML", "glocal.baselines.maxide.MAXIDE",
-            "glocal.baselines.mlloc.MLLOC", "glocal.baselines.mllrc.MLLRC",
-            "glocal.baselines.two_stage.TwoStage", "glocal.baselines.two_stage.MBR",
-            "glocal.baselines.two_stage.MMLLOC")
+# The classes rebuilt beyond skops' defaults (numpy arrays, builtins, scikit-learn's
+# estimators): glocal's estimators, and scikit-learn's cross-validation splitters (plain
+# numbers and arrays) that GLOCALCV's ``cv`` may hold.
+_ESTIMATORS = ("glocal.estimator.GLOCAL", "glocal.estimator.GLObal", "glocal.estimator.loCAL",
+               "glocal.model_selection.GLOCALCV", "glocal.baselines.br.BR",
+               "glocal.baselines.leml.LEML", "glocal.baselines.maxide.MAXIDE",
+               "glocal.baselines.mlloc.MLLOC", "glocal.baselines.mllrc.MLLRC",
+               "glocal.baselines.two_stage.TwoStage", "glocal.baselines.two_stage.MBR",
+               "glocal.baselines.two_stage.MMLLOC")
+_TRUSTED = _ESTIMATORS + tuple(
+    f"sklearn.model_selection._split.{name}" for name in (
+        "KFold", "RepeatedKFold", "ShuffleSplit", "GroupKFold", "PredefinedSplit",
+        "TimeSeriesSplit", "LeaveOneOut"))
 _FORMAT = "glocal model"
 _RESERVED = ("format", "glocal_version", "model")
 _NOT_A_MODEL = "is not a model saved by glocal"
@@ -196,7 +202,7 @@ def _check_kind(model):
     from sklearn.pipeline import Pipeline
 
     name = f"{type(model).__module__}.{type(model).__qualname__}"
-    if name not in _TRUSTED and not isinstance(model, Pipeline):
+    if name not in _ESTIMATORS and not isinstance(model, Pipeline):
         raise TypeError(f"the model is a {name}, not a glocal estimator (nor a "
                         "scikit-learn Pipeline ending in one)")
 

@@ -282,6 +282,20 @@ def test_model_contents_are_checked_as_data(fitted, tmp_path, capsys, edit, frag
     _predict_refuses(fitted, path, capsys, "is not a model saved by glocal", *fragments)
 
 
+def test_a_search_with_a_splitter_object_round_trips(models, tmp_path):
+    from sklearn.model_selection import KFold
+
+    from glocal import GLOCALCV
+
+    fitted, X = models
+    search = GLOCALCV(GLOCAL(n_latent=2, max_iter=2, init_max_iter=2), {"lam2": [1.0]},
+                      cv=KFold(2, shuffle=True, random_state=0)).fit(X, np.eye(len(X), 3))
+    save_model(tmp_path / "m.skops", search)
+    loaded = load_model(tmp_path / "m.skops")["model"]
+    assert loaded.cv.n_splits == 2
+    np.testing.assert_array_equal(loaded.decision_function(X), search.decision_function(X))
+
+
 def test_a_function_as_a_parameter_is_refused(models, tmp_path):
     search = models[0]["GLOCALCV"]
     saved = {"format": "glocal model", "glocal_version": glocal.__version__, "model": search}

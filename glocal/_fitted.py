@@ -53,8 +53,10 @@ class Array:
                 isinstance(item, str) for item in value.ravel()):
             raise ModelError(f"{where} holds values that are not strings")
         if self.kind == "f" and not (np.abs(value) <= _LARGEST).all():
-            raise ModelError(f"{where} holds NaN, infinite or overflowing values (beyond "
-                             f"{_LARGEST:.3g})")
+            kinds = [kind for kind, bad in (("NaN", np.isnan(value).any()),
+                                            ("infinite", np.isinf(value).any())) if bad]
+            raise ModelError(f"{where} holds {' and '.join(kinds) or 'overflowing'} values "
+                             f"(a fitted value is finite and at most {_LARGEST:.3g} in size)")
         if value.ndim != len(self.shape):
             raise ModelError(f"{where} is {value.ndim}-D, expected {len(self.shape)}-D")
         for axis, (size, name) in enumerate(zip(value.shape, self.shape)):

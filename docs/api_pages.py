@@ -19,6 +19,7 @@ MODULES = {
     "glocal.baselines": "The paper's competitors",
     "glocal.metrics": "Measures",
     "glocal.model_selection": "Model selection",
+    "glocal.thresholds": "Label sets from scores",
     "glocal.protocol": "The paper's protocol",
     "glocal.groups": "Local groups",
     "glocal.labels": "Sparse labels",

@@ -25,6 +25,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS))
 
 import glocal  # noqa: E402
+from glocal.manifolds import RealEuclidean, UnitRows  # noqa: E402
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, MultiOutputMixin  # noqa: E402
 from api_pages import write_api_page  # noqa: E402
 from gallery_figures import SavedFigures  # noqa: E402
 
@@ -63,7 +65,13 @@ autosummary_generate = True
 autodoc_inherit_docstrings = False  # pymanopt's method docstrings are not ours
 # The optional extras' packages: the API pages document glocal.dask_backend without dask.
 autodoc_mock_imports = ["dask", "distributed", "dask_ml"]
-autodoc_default_options = {"members": True, "inherited-members": False}
+# A class page lists the methods it inherits from glocal's own classes (predict, score,
+# predict_top_k of every estimator), not those of scikit-learn's or pymanopt's classes.
+FOREIGN_BASES = sorted({base.__name__ for cls in (BaseEstimator, MetaEstimatorMixin,
+                                                  MultiOutputMixin, RealEuclidean, UnitRows)
+                        for base in cls.__mro__
+                        if not base.__module__.startswith("glocal")} - {"object"})
+autodoc_default_options = {"members": True, "inherited-members": ", ".join(FOREIGN_BASES)}
 numpydoc_show_class_members = False  # the class pages list members through autodoc
 numpydoc_class_members_toctree = False
 intersphinx_mapping = {}  # offline builds: no inventories fetched

@@ -38,7 +38,8 @@ OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
 LABEL_NAMES = ["desert", "mountains", "sea", "sunset", "trees"]  # from the literature
 
-# %% Load the data, or say what to set. CI must have the data, so there it is an error.
+# %%
+# Load the data, or say what to set. CI must have the data, so there it is an error.
 try:
     data = load_dataset("image", DATA_DIR)
 except FileNotFoundError as error:
@@ -46,7 +47,8 @@ except FileNotFoundError as error:
           "image dataset (e.g. image-train.arff) to run this example.", file=sys.stderr)
     sys.exit(1 if os.environ.get("CI", "").lower() == "true" else 0)
 
-# %% Fit on all 2000 images, with the default 4 k-means groups.
+# %%
+# Fit on all 2000 images, with the default 4 k-means groups.
 model = GLOCAL(random_state=0).fit(data.X, data.Y)
 np.set_printoptions(precision=2, suppress=True)
 print("learned global correlation:\n", model.global_correlation_)
@@ -54,7 +56,8 @@ fig = plot_correlations(model, LABEL_NAMES)
 fig.suptitle("GLOCAL's learned label correlations on Image: global and per k-means group")
 save_figure(fig, OUT / "image_correlations_learned.png", overwrite=True)
 
-# %% The labels' own correlation in each of those groups (a label constant within a group
+# %%
+# The labels' own correlation in each of those groups (a label constant within a group
 # has no correlation: shown as 0).
 group_sizes = np.bincount(model.groups_)
 with np.errstate(invalid="ignore", divide="ignore"):

@@ -37,7 +37,8 @@ DATA = {"n_samples": 300, "n_features": 96, "n_labels": 8, "n_groups": 3, "group
         "cluster_size": 2, "n_shared_clusters": 0, "noise": 0.0, "separation": 1.0}
 MODEL = {"n_groups": 3, "n_latent": 8, "lam2": 0.3, "lam3": 0.001, "lam4": 1.0}
 
-# %% Five data sets; for each, four ways to group the samples.
+# %%
+# Five data sets; for each, four ways to group the samples.
 recovery = {"planted groups": [], "k-means groups": [], "shuffled groups": [],
             "no correlation terms": []}
 agreement = []  # adjusted Rand index of k-means vs planted groups (1 = the same)
@@ -58,13 +59,15 @@ for seed in range(5):
             agreement.append(adjusted_rand_score(data.groups, model.groups_))
             counts = confusion_matrix(data.groups, model.groups_)  # kept: the last seed's
 
-# %% k-means misses the planted groups, and only the planted groups help recovery.
+# %%
+# k-means misses the planted groups, and only the planted groups help recovery.
 print(f"adjusted Rand index of k-means vs planted groups: {np.round(agreement, 2)}")
 for name, values in recovery.items():
     print(f"{name:<22} Ap on the missing labels {np.mean(values):.4f} "
           f"(std {np.std(values):.4f})")
 
-# %% Figure: the k-means groups against the planted ones, and the recovered labels.
+# %%
+# Figure: the k-means groups against the planted ones, and the recovered labels.
 fig = Figure(figsize=(10, 4), layout="constrained")
 ax_groups, ax_recovery = fig.subplots(1, 2, width_ratios=[1, 1.6])
 ax_groups.imshow(counts, cmap="Blues")

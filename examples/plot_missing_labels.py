@@ -36,7 +36,8 @@ from glocal.protocol import evaluate_masked, sample_observed
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 
-# %% Three synthetic data sets (seeds), a 60/40 split each, three observed fractions.
+# %%
+# Three synthetic data sets (seeds), a 60/40 split each, three observed fractions.
 results = []
 for seed in range(3):
     data = make_glocal_data(random_state=seed)
@@ -46,7 +47,7 @@ for seed in range(3):
         Y_observed = sample_observed(Y_train, rho, random_state=seed)
         missing = np.isnan(Y_observed)
 
-        # %% All three learn from the observed entries only.
+        # All three learn from the observed entries only.
         models = {"BR (observed rows)": BR(random_state=seed),
                   "GLOCAL()": GLOCAL(random_state=seed),
                   "GLOCALCV()": GLOCALCV(random_state=seed)}
@@ -61,7 +62,8 @@ for seed in range(3):
                     evaluate(Y_test, model.decision_function(X_test))["average_precision"],
                 "recovery_average_precision": recovery["average_precision"]})
 
-# %% Mean over the seeds (the figure's bars are one standard deviation). In this run, with
+# %%
+# Mean over the seeds (the figure's bars are one standard deviation). In this run, with
 # every label observed BR keeps the best test Ap, GLOCALCV() a little below it and the
 # paper's GLOCAL() further below; at rho = 0.3 GLOCALCV() is above BR in test Ap and in
 # recovering the hidden labels, while GLOCAL() is below both.

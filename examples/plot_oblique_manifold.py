@@ -47,7 +47,8 @@ from glocal.plotting import save_figure
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 
-# %% A fitted model gives U and W; from them, the l x l weights A_m of every group.
+# %%
+# A fitted model gives U and W; from them, the l x l weights A_m of every group.
 data = make_glocal_data(random_state=0)
 model = GLOCAL(n_latent=3, random_state=0).fit(data.X, data.Y)
 P = data.X @ model.W_
@@ -57,7 +58,8 @@ A = np.stack([model.U_ @ (model.lam3 * np.mean(in_m) * P.T @ P
 manifold = UnitRows(*model.Z_.shape)  # g x l x k, unit-norm rows
 
 
-# %% The problem: cost, Euclidean gradient and Hessian; pymanopt makes them Riemannian.
+# %%
+# The problem: cost, Euclidean gradient and Hessian; pymanopt makes them Riemannian.
 # pymanopt 2.2 logs the iterates of steepest descent and conjugate gradients but not of
 # trust regions, so every problem records the points where its gradient is asked for:
 # once per iterate (trust regions' Hessian products ask again at the same point).
@@ -94,7 +96,8 @@ for name, optimizer in optimizers.items():
     print(f"{name:<20} {result.iterations:4d} iterations, {time.perf_counter() - tic:.2f} s,"
           f" cost {result.cost:.3e}")
 
-# %% What the constraint means. A plain Euclidean gradient step leaves the spheres;
+# %%
+# What the constraint means. A plain Euclidean gradient step leaves the spheres;
 # every Riemannian iterate is on them, so Z_m Z_m^T keeps its unit diagonal.
 gradient = 2 * A @ start
 row_norms = np.linalg.norm(start - gradient / np.abs(gradient).max(), axis=-1)
@@ -107,7 +110,8 @@ solution = paths["trust regions"][-1]
 gram = solution[0] @ solution[0].T
 print(f"diag(Z_1 Z_1^T) of the solution: {np.round(np.diag(gram), 12)}")
 
-# %% Figure: cost curves, the rows of group 1 moving on the sphere, and Z_1 Z_1^T.
+# %%
+# Figure: cost curves, the rows of group 1 moving on the sphere, and Z_1 Z_1^T.
 fig = Figure(figsize=(14, 4.4), layout="constrained")
 ax_cost = fig.add_subplot(1, 3, 1)
 for name, values in costs.items():

@@ -32,12 +32,14 @@ from glocal.plotting import save_figure
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 
-# %% Data and a 60/40 split; the search sees the training part only.
+# %%
+# Data and a 60/40 split; the search sees the training part only.
 data = make_glocal_data(random_state=0)
 X_train, X_test, Y_train, Y_test = train_test_split(data.X, data.Y, test_size=0.4,
                                                     random_state=0)
 
-# %% The pipeline and the grid.
+# %%
+# The pipeline and the grid.
 pipeline = Pipeline([("scale", StandardScaler()), ("glocal", GLOCAL(random_state=0))])
 grid = {"glocal__lam2": [0.3, 1, 4, 10], "glocal__n_latent": [4, 8, 12]}
 search = GridSearchCV(pipeline, grid, cv=KFold(3, shuffle=True, random_state=0))
@@ -48,7 +50,8 @@ print(f"best setting {search.best_params_}, cross-validated Ap {search.best_scor
 print(f"test Ap: tuned {search.score(X_test, Y_test):.4f}, "
       f"defaults {default.score(X_test, Y_test):.4f}")
 
-# %% Figure: mean cross-validated Ap over the grid (the best setting is framed).
+# %%
+# Figure: mean cross-validated Ap over the grid (the best setting is framed).
 lam2, n_latent = grid["glocal__lam2"], grid["glocal__n_latent"]
 scores = np.empty((len(lam2), len(n_latent)))
 for params, value in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):

@@ -42,7 +42,8 @@ X_train, X_test, Y_train, Y_test = train_test_split(enron.X, enron.Y, test_size=
                                                     random_state=0)
 X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)
 
-# %% One parameter at a time, the others at GLOCAL's defaults.
+# %%
+# One parameter at a time, the others at GLOCAL's defaults.
 for parameter, values in GRID.items():
     results = sensitivity(X_train, Y_train, X_test, Y_test, parameter, values, random_state=0)
     best = max(results, key=lambda r: r["average_precision"])

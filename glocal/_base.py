@@ -1,6 +1,5 @@
 """What every multi-label estimator of glocal shares: input checks, predict, score, tags."""
 
-import warnings
 from collections import Counter
 
 import numpy as np
@@ -59,6 +58,26 @@ class MultiLabelMixin(MultiOutputMixin):
         """Label indicator: 1 where the score is positive (the paper's sign), else 0."""
         return (self.decision_function(X) > 0).astype(int)
 
+    def predict_top_k(self, X, k):
+        """Label indicator of the ``k`` best-scored labels of every row.
+
+        Every row gets exactly ``min(k, n_labels)`` labels, whatever the scores' scale
+        (ties go to the first label). See `glocal.thresholds.top_k_labels`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        k : int
+            Labels per row, at least 1.
+
+        Returns
+        -------
+        y_pred : ndarray of int of shape (n_samples, n_labels)
+        """
+        from .metrics._label_sets import top_k_labels
+
+        return top_k_labels(self.decision_function(X), k)
+
     def score(self, X, Y):
         """Average precision of each row's ranking of its observed labels (the paper's Ap).
 
@@ -107,6 +126,6 @@ def warn_if_scores_vanish(U, V, weight):
     # V may be a Dask array (one pass over its chunks); neither U nor V is empty.
     bound = float(np.linalg.norm(U, axis=1).max()) * float(np.linalg.norm(V, axis=0).max())
     if bound < _VANISHED:
-        warnings.warn(f"the fitted model's scores are all zero (every entry of U V is below "
-                      f"{_VANISHED:g}): {weight} is too large for this data; lower it",
-                      UserWarning, stacklevel=4)
+        _validation.warn_once(f"the fitted model's scores are all zero (every entry of U V is "
+                              f"below {_VANISHED:g}): {weight} is too large for this data; "
+                              "lower it", UserWarning, stacklevel=4)

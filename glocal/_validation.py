@@ -27,6 +27,65 @@ class LabelWarning(UserWarning):
     """
 
 
+# The (category, text) of every warning `warn_once` has shown in this process.
+_SHOWN = set()
+
+
+def warn_once(text, category, stacklevel=1):
+    """``warnings.warn(text, category)``, shown once per process for each distinct text.
+
+    A search or ``cross_val_score`` fits many times, and Python's "default" action shows a
+    warning once per place only until the warning filters change, which every k-means of a
+    fit and every task of scikit-learn's parallel helpers does. So where the filters would
+    show a glocal warning once ("default", "module", "once"), it is shown the first time
+    only; a filter of "always", "error" or "ignore" acts as usual. ``stacklevel`` as for
+    `warnings.warn`, counted from the caller of this function.
+    """
+    module = sys._getframe(stacklevel).f_globals.get("__name__", "")
+    if _action(text, category, module) in ("default", "module", "once"):
+        if (category, text) in _SHOWN:
+            return
+        _SHOWN.add((category, text))
+    warnings.warn(text, category, stacklevel=stacklevel + 1)
+
+
+def _action(text, category, module):
+    """The action of the first warning filter that matches (Python's rule; filters for one
+    line number are passed over)."""
+    for action, message, kind, place, lineno in warnings.filters:
+        if (issubclass(category, kind) and not lineno
+                and (message is None or message.match(text))
+                and (place is None or place.match(module))):
+            return action
+    return warnings.defaultaction
+
+
+def label_names_of(Y):
+    """The column names of a DataFrame of labels when they are all strings, else None."""
+    columns = getattr(Y, "columns", None)
+    if columns is None or not all(isinstance(name, str) for name in columns):
+        return None
+    return list(columns)
+
+
+def labels_text(indices, label_names=None):
+    """``labels [0, 3]``, or ``labels 'a', 'd'`` by name: how label warnings name labels
+    (at most ten, then ``...``)."""
+    indices = [int(i) for i in indices]
+    more = " ..." if len(indices) > 10 else ""
+    if label_names is None:
+        return f"labels {indices[:10]}{more}"
+    return "labels " + ", ".join(repr(label_names[i]) for i in indices[:10]) + more
+
+
+def name_labels(message, label_names):
+    """A `LabelWarning` text with its ``labels [i, j]`` replaced by the labels' names."""
+    if label_names is None:
+        return message
+    return re.sub(r"labels \[(\d+(?:, \d+)*)\]",
+                  lambda match: labels_text(match.group(1).split(", "), label_names), message)
+
+
 @contextmanager
 def named_label_warnings(label_names):
     """Name labels in the `LabelWarning` messages raised inside this block.
@@ -39,20 +98,61 @@ def named_label_warnings(label_names):
     if label_names is None:
         yield
         return
-
-    def named(match):
-        return "labels " + ", ".join(repr(label_names[int(i)])
-                                     for i in match.group(1).split(","))
-
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with recorded_warnings() as records:
             yield
     finally:  # the warnings before an error are issued too
-        for warning in caught:
-            message = str(warning.message)
-            if issubclass(warning.category, LabelWarning):
-                message = re.sub(r"labels \[(\d+(?:, \d+)*)\]", named, message)
-            warnings.warn(message, warning.category, stacklevel=3)
+        reissue(records, label_names, stacklevel=3)
+
+
+@contextmanager
+def recorded_warnings(ignore=()):
+    """Record every warning raised in the block as ``(category, text)`` pairs, in order
+    (those of the categories ``ignore`` dropped), instead of showing them; for `reissue`."""
+    records = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for category in ignore:
+            warnings.simplefilter("ignore", category)
+        try:
+            yield records
+        finally:
+            records.extend((w.category, str(w.message)) for w in caught)
+
+
+@contextmanager
+def warnings_once(label_names=None):
+    """Record the warnings raised in the block and, when it ends (by an error too), warn
+    each distinct one once (`reissue`), as raised by the caller of the function holding the
+    block. Yields the list of records, to which warnings recorded elsewhere (a joblib
+    worker's, `call_recording_warnings`) may be added."""
+    records = []
+    try:
+        with recorded_warnings() as caught:
+            yield records
+    finally:
+        reissue(caught + records, label_names, stacklevel=4)
+
+
+def call_recording_warnings(function, *args, ignore=()):
+    """``function(*args)`` and the warnings it raised (see `recorded_warnings`): how a
+    joblib worker hands its warnings to the process that shows them."""
+    with recorded_warnings(ignore) as records:
+        result = function(*args)
+    return result, records
+
+
+def reissue(records, label_names=None, stacklevel=2):
+    """Warn each distinct ``(category, text)`` of ``records`` once, in order, labels named
+    by ``label_names`` (see `name_labels`); ``stacklevel`` as for `warnings.warn`, counted
+    from the caller of this function."""
+    seen = set()
+    for category, text in records:
+        if issubclass(category, LabelWarning):
+            text = name_labels(text, label_names)
+        if (category, text) not in seen:
+            seen.add((category, text))
+            warn_once(text, category, stacklevel=stacklevel + 1)
 
 
 def from_signed_labels(Y):
@@ -144,12 +244,13 @@ def check_labels(Y, n_samples, warn=True, keep_sparse=False):
     if sp.issparse(Y) and keep_sparse:
         labels = _sparse_signed_labels(Y, n_samples, warn)
         return labels, labels.mask
+    names = label_names_of(Y)
     Y = dense_labels(Y)
     check_label_type_and_shape(Y, n_samples)
     Y = Y.astype(float)
     observed = ~np.isnan(Y)
     check_label_counts(np.unique(Y[observed & ~np.isin(Y, (0.0, 1.0))])[:5],
-                       observed.sum(axis=0), (np.nan_to_num(Y) > 0).sum(axis=0), warn)
+                       observed.sum(axis=0), (np.nan_to_num(Y) > 0).sum(axis=0), warn, names)
     Y_signed = signed_labels(Y, observed).copy()
     J = None if observed.all() else observed.T.astype(float)
     return Y_signed, J
@@ -187,7 +288,7 @@ def check_label_type_and_shape(Y, n_samples):
         raise ValueError("Y has no label column")
 
 
-def check_label_counts(bad, n_observed, n_positive, warn=True):
+def check_label_counts(bad, n_observed, n_positive, warn=True, label_names=None):
     """The value checks of `check_labels` from what they need: up to five values other than
     0, 1 and NaN (``bad``) and each label's observed entries and positives (also summed
     over the chunks of a Dask Y, `glocal.dask_backend.check_training_data`)."""
@@ -196,7 +297,7 @@ def check_label_counts(bad, n_observed, n_positive, warn=True):
     if not np.any(n_observed):
         raise ValueError("every entry of Y is missing (NaN): nothing to learn from")
     if warn:
-        warn_about_labels(n_observed, n_positive)
+        warn_about_labels(n_observed, n_positive, label_names)
 
 
 def _sparse_signed_labels(Y, n_samples, warn):
@@ -257,16 +358,17 @@ def _object_labels(Y):
     return np.where(kinds == 0, np.nan, Y).astype(float)
 
 
-def warn_about_labels(n_observed, n_positive):
-    """Warn about labels without observed entries or positives, from their counts."""
+def warn_about_labels(n_observed, n_positive, label_names=None):
+    """Warn about labels without observed entries or positives, from their counts (labels
+    named by ``label_names`` when given, else by index)."""
     unobserved = np.flatnonzero(n_observed == 0)
     never_positive = np.flatnonzero((n_observed > 0) & (n_positive == 0))
     if unobserved.size:
-        warnings.warn(f"labels {unobserved[:10].tolist()} have no observed entry: their scores "
-                      "come from the other labels only", LabelWarning)
+        warn_once(f"{labels_text(unobserved, label_names)} have no observed entry: their "
+                  "scores come from the other labels only", LabelWarning)
     if never_positive.size:
-        warnings.warn(f"labels {never_positive[:10].tolist()} are never positive among their "
-                      "observed entries: they will be ranked low", LabelWarning)
+        warn_once(f"{labels_text(never_positive, label_names)} are never positive among "
+                  "their observed entries: they will be ranked low", LabelWarning)
 
 
 def check_groups(groups, n_samples):

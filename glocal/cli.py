@@ -57,10 +57,18 @@ def _demo(args):
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with errors on one line: the problem and where to read more (the
+    usage, several lines long, is in --help)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser():
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="glocal", description="Multi-label learning with global and local label "
                                    "correlations (GLOCAL).")
     parser.add_argument("--version", action="version", version=f"glocal {__version__}")
@@ -94,7 +102,9 @@ def build_parser():
                            "arts, business, computers, education, entertainment, health, "
                            "enron, image)")
     reproduce.add_argument("--methods", default="GLOCAL,BR",
-                           help="comma-separated methods (default GLOCAL,BR)")
+                           help="comma-separated methods (default GLOCAL,BR): GLOCALCV (the "
+                                "recommended model, tuned by its own 3-fold CV), GLOCAL, "
+                                "GLObal, loCAL, BR, LEML, ML-LRC, MLLOC, MAXIDE, MBR, MMLLOC")
     reproduce.add_argument("--rho", help="comma-separated observed fractions in (0, 1] "
                            "(default 1.0,0.7,0.3; 1.0,0.3 with --quick)")
     reproduce.add_argument("--repeats", type=int,
@@ -130,49 +140,52 @@ def build_parser():
     xml_help = ("Mulan XML file naming the label attributes of an ARFF file (default: "
                 "<name>.xml beside it)")
     fit = commands.add_parser(
-        "fit", help="fit GLOCAL on a data file and save the model",
-        description="Fit GLOCAL on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
-                    "save the fitted model in skops' format, which loads without running "
-                    "code (unlike a pickle). By default the model is the paper's (Eq. (4)); "
-                    "with --cv it is the recommended one, tuned by cross-validation. See "
-                    "'help(glocal.GLOCAL)' and 'help(glocal.GLOCALCV)'.")
+        "fit", help="fit the recommended model (or the paper's) on a data file and save it",
+        description="Fit a model on a data file (Mulan/MEKA ARFF, MATLAB .mat, svmlight) and "
+                    "save it in skops' format, which loads without running code (unlike a "
+                    "pickle). By default the model is the recommended one, glocal.GLOCALCV(): "
+                    "GLOCAL with the squared hinge, a bias per label, lam_v = 0 and k = "
+                    "min(labels, 100), with lam2 in {16, 4, 2, 1} and --normalize-rows "
+                    "chosen by cross-validation on the observed labels, and per-label "
+                    "thresholds for --labels tuned by the same cross-validation; an option "
+                    "below given explicitly replaces its part of that model or grid. With "
+                    "--paper it is the paper's model, GLOCAL() (Eq. (4)), at its defaults. "
+                    "On a terminal, progress bars say how far the fit is and the time left. "
+                    "See 'help(glocal.GLOCALCV)' and 'help(glocal.GLOCAL)'.")
     fit.add_argument("data", help="data file, or a directory of .npy chunks (X*.npy with "
                                   "their labels Y*.npy, paired in name order) fitted "
-                                  "through Dask")
+                                  "through Dask with --paper")
     fit.add_argument("--model", required=True,
                      help="where to save the model (a skops file, e.g. model.skops)")
+    fit.add_argument("--paper", action="store_true",
+                     help="fit the paper's model, glocal.GLOCAL(), at the paper's settings "
+                          "(no cross-validation), instead of the recommended one")
     fit.add_argument("--scheduler", metavar="ADDRESS",
                      help="with a chunk directory: a dask.distributed scheduler to fit on "
                           "(e.g. tcp://host:8786; its workers must see the files); default: "
                           "Dask's threads in this process")
     fit.add_argument("--xml", help=xml_help)
     fit.add_argument("--split", choices=("train", "test", "all"), help=split_help.format("train"))
-    fit.add_argument("--cv", action="store_true",
-                     help="fit the recommended model, glocal.GLOCALCV(): the squared hinge "
-                          "with a bias per label, lam_v = 0 and k = min(labels, 100), with "
-                          "lam2 in {16, 4, 2, 1} and --normalize-rows chosen by "
-                          "cross-validation on the observed labels; an option below given "
-                          "explicitly replaces its part of that model or grid")
     fit.add_argument("--cv-folds", type=int, metavar="N",
-                     help="with --cv: number of cross-validation folds (default 3)")
+                     help="number of cross-validation folds (default 3; not with --paper)")
     fit.add_argument("--jobs", type=_n_jobs, metavar="N",
-                     help="with --cv: folds fitted in parallel (default 1; -1: one per CPU "
-                          "core)")
+                     help="folds fitted in parallel (default 1; -1: one per CPU core; not "
+                          "with --paper)")
     fit.add_argument("--loss", choices=("squared", "squared_hinge", "logistic"),
                      help="loss on each observed label entry: squared (the paper's; the "
-                          "default), squared_hinge (LinearSVC's; the default with --cv) or "
-                          "logistic")
+                          "default with --paper), squared_hinge (LinearSVC's; the default) "
+                          "or logistic")
     fit.add_argument("--n-latent", type=int, metavar="K",
                      help="k, the number of latent labels: the rank of the label "
-                          "factorization Y ~ UV (default 20; with --cv, the number of "
-                          "labels up to 100)")
+                          "factorization Y ~ UV, at most the number of labels (default: the "
+                          "number of labels up to 100; 20 with --paper)")
     fit.add_argument("--n-groups", type=int, default=4, metavar="G",
                      help="g, the number of local groups of rows, found by k-means on the "
                           "features (default 4)")
     fit.add_argument("--lam2", type=float,
                      help="lambda2, weight of the ridge penalty on U, V and W; larger values "
-                          "shrink the scores and can wipe out rare labels (default 4; with "
-                          "--cv, chosen in {16, 4, 2, 1})")
+                          "shrink the scores and can wipe out rare labels (default: chosen "
+                          "in {16, 4, 2, 1}; 4 with --paper)")
     fit.add_argument("--lam3", type=float, default=1e-3,
                      help="lambda3, weight of the global label-correlation term (default "
                           "1e-3)")
@@ -181,20 +194,21 @@ def build_parser():
                           "(default 1e-3)")
     fit.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction,
                      help="add a constant feature, a bias per label (not in the paper's "
-                          "model; default off, on with --cv)")
+                          "model; default on, off with --paper)")
     fit.add_argument("--normalize-rows", action=argparse.BooleanOptionalAction,
                      help="scale every row of features to unit norm (not in the paper's "
-                          "model; default off; with --cv, chosen by cross-validation)")
+                          "model; default: chosen by cross-validation; off with --paper)")
     fit.add_argument("--max-iter", type=int, metavar="N",
                      help="most outer iterations of the alternating minimization (default "
-                          "30; 200 with --cv)")
+                          "200; 30 with --paper)")
     fit.add_argument("--tol", type=float, default=1e-4,
                      help="stop when an outer iteration lowers the objective by less than "
                           "this fraction (default 1e-4)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.add_argument("--force", action="store_true", help="replace an existing model file")
     fit.add_argument("--verbose", "-v", action="store_true",
-                     help="print the objective after every round of the fit")
+                     help="also print a line per fitted setting and fold (with --paper: the "
+                          "objective after every round of the fit)")
     fit.set_defaults(run=_fit)
 
     predict = commands.add_parser(
@@ -212,7 +226,12 @@ def build_parser():
     predict.add_argument("data", help="data file")
     predict.add_argument("--out", required=True, help="CSV file to write")
     predict.add_argument("--labels", action="store_true",
-                         help="write {0,1} labels (the sign of the scores) instead of scores")
+                         help="write {0,1} labels instead of scores: 1 where a label's score "
+                              "is above its threshold, tuned by cross-validation in 'glocal "
+                              "fit' (the sign of the scores for a model fitted with --paper)")
+    predict.add_argument("--top-k", type=_positive, metavar="K",
+                         help="write {0,1} labels: 1 for the K best-scored labels of every "
+                              "row")
     predict.add_argument("--xml", help=xml_help)
     predict.add_argument("--split", choices=("train", "test", "all"),
                          help=split_help.format("test"))
@@ -221,10 +240,14 @@ def build_parser():
 
     evaluate = commands.add_parser(
         "evaluate", help="print a model's ranking measures on a data file",
-        description="Print the paper's measures (Rkl, Auc, Cvg, Ap) and the per-label AUC of "
-                    "a saved model on a data file; rows without a positive label are "
-                    "dropped, as in the paper. Warns when the rows are those the model was "
-                    "fitted on.")
+        description="Print a saved model's measures on a data file: the paper's ranking "
+                    "measures (Rkl, Auc, Cvg, Ap), the mean per-label AUC, precision and "
+                    "nDCG of the top k labels, and micro and macro F1 of the predicted label "
+                    "sets ('glocal predict --labels') with the share of rows given no label; "
+                    "with --per-label, each label's support, AUC, precision, recall and F1. "
+                    "Rows without a positive label are dropped, as in the paper. Warns when "
+                    "the rows are those the model was fitted on, and counts the rows that "
+                    "have a training row's features.")
     evaluate.add_argument("model", help="model saved by 'glocal fit'")
     evaluate.add_argument("data", help="data file")
     evaluate.add_argument("--xml", help=xml_help)
@@ -232,6 +255,8 @@ def build_parser():
                           help=split_help.format("test"))
     evaluate.add_argument("--keep-unlabeled", action="store_true",
                           help="keep rows without a positive label")
+    evaluate.add_argument("--per-label", action="store_true",
+                          help="also print one line per label (by name)")
     evaluate.set_defaults(run=_evaluate)
 
     plot = commands.add_parser(
@@ -257,8 +282,12 @@ def _reproduce(args):
     check_output(Path(args.out) / "results.csv", overwrite=True, follow_links=True)
     check_output(Path(args.out) / "report.md", overwrite=True, follow_links=True,
                  inputs=[args.paper_tables] if args.paper_tables else [])
+    from .datasets.load import _HINT
+
     try:
-        with _worker_warnings("reproduce"):
+        with _worker_warnings("reproduce"), _hint_replaced(_HINT, "give --data-dir or set "
+                                                           "the GLOCAL_DATA environment "
+                                                           "variable to the data directory"):
             run_reproduction(
                 datasets=_names(args.datasets), methods=_names(args.methods),
                 observed_fractions=_fractions(args.rho), n_repeats=args.repeats,
@@ -272,6 +301,19 @@ def _reproduce(args):
               file=sys.stderr)
         return code
     return 0
+
+
+@contextmanager
+def _hint_replaced(python_hint, hint):
+    """Errors raised in the block with the Python API's advice (``data_dir=...``) said as
+    the command's options."""
+    try:
+        yield
+    except (OSError, ValueError) as exc:
+        text = str(exc)
+        if python_hint not in text:
+            raise
+        raise type(exc)(text.replace(python_hint, hint)) from None
 
 
 def _load_data(path, args, default, model=None):
@@ -289,11 +331,13 @@ def _load_data(path, args, default, model=None):
                      n_labels=len(model["label_names"]), index_base=model["index_base"])
     data = load(path, xml=args.xml, **shape)
     split = args.split or (default if "train_idx" in data else "all")
+    data.described = str(path)
     if split != "all":
         if f"{split}_idx" not in data:
             raise ValueError(f"{path} has no predefined {split} split; use --split all")
         rows = data[f"{split}_idx"]
         data.X, data.Y = data.X[rows], data.Y[rows]
+        data.described = _split_file(path, split)
     # Said here, with the file's name: the estimators' messages cannot name it.
     if not data.X.shape[0]:
         where = "" if split == "all" else f" in its {split} split"
@@ -309,6 +353,18 @@ def _load_data(path, args, default, model=None):
                          f"{'is' if bad == 1 else 'are'} NaN or infinite (missing values?); "
                          "fill them in before fitting or scoring")
     return data
+
+
+def _split_file(path, split):
+    """The file holding the rows of a predefined split: of a train/test pair of files
+    (scene-train.arff and scene-test.arff), the split's own; else 'the SPLIT split of PATH'."""
+    from .datasets.load import _dataset_in_directory, _with_test_part
+
+    path = Path(path)
+    files = _with_test_part(_dataset_in_directory(path) if path.is_dir() else path)
+    if len(files) == 2:
+        return str(files[0] if split == "train" else files[1])
+    return f"the {split} split of {path}"
 
 
 def _output(path, args, inputs=()):
@@ -329,57 +385,79 @@ def _fit(args):
     if args.scheduler and not chunked:
         raise ValueError("--scheduler applies to a chunk directory, not to a data file")
     data = _chunk_directory(args) if chunked else _load_data(args.data, args, "train")
+    if chunked and not args.paper:
+        raise ValueError("a chunk directory is fitted through Dask, which fits the paper's "
+                         "model only: add --paper (the recommended model fits a data file)")
     (n, d), l = data.X.shape, data.Y.shape[1]
-    if args.verbose:
-        print(f"fitting GLOCAL to {n} rows x {d} features, {l} labels of {args.data}",
-              flush=True)
-    if args.cv and chunked:
-        raise ValueError("--cv fits data in memory: give a data file, not a chunk directory")
     model = _fit_model(args, l)
+    name = "GLOCAL()" if args.paper else "GLOCALCV()"
+    print(f"fitting {name} to {_count(n, 'row')} x {_count(d, 'feature')}, "
+          f"{_count(l, 'label')} of {data.described}{_search_plan(model)}", flush=True)
     with named_label_warnings(known_names(data.label_names)), _dask_client(args.scheduler):
         tic = time.perf_counter()
         model.fit(data.X, data.Y)
-        if args.cv:  # the refitted best setting is the model saved
-            print(f"chose {_settings(model.best_params_)} (mean CV Ap {model.best_score_:.4f}"
-                  f") and refitted it on all rows in {time.perf_counter() - tic:.1f} s",
-                  flush=True)
-            model = model.best_estimator_
+        seconds = time.perf_counter() - tic
+        saved = {"label_names": list(data.label_names),
+                 "feature_names": list(data.feature_names),
+                 "index_base": data.get("index_base")}
+        search = model
+        if not args.paper:  # the refitted best setting is the model saved, with thresholds
+            saved["thresholds"] = search.thresholds_
+            model = search.best_estimator_
+        model.set_params(verbose=0)  # how this command showed the fit, not the model's
         if chunked:  # a saved model holds numpy arrays only
             model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
-            training_rows = data.X.map_blocks(_row_digests, drop_axis=1,
-                                              dtype=np.uint64).compute()
+            saved["training_rows"] = data.X.map_blocks(_row_digests, drop_axis=1,
+                                                       dtype=np.uint64).compute()
         else:
-            training_rows = _row_digests(data.X)
-    saved = {"label_names": list(data.label_names),
-             "feature_names": list(data.feature_names), "training_rows": training_rows,
-             "index_base": data.get("index_base")}
+            saved["training_rows"] = _row_digests(data.X)
     save_model(args.model, model, overwrite=args.force, **saved)
-    print(f"fitted GLOCAL on {n} rows of {args.data} (objective "
-          f"{model.objective_history_[-1]:.6g} after {_count(model.n_iter_, 'outer iteration')}"
-          f") and saved it to {args.model}")
+    if args.paper:
+        what = (f"objective {model.objective_history_[-1]:.6g} after "
+                f"{_count(model.n_iter_, 'outer iteration')}")
+    else:
+        what = (f"{_settings(search.best_params_)} refitted on all rows, with each label's "
+                "threshold tuned by the cross-validation")
+    print(f"fitted {name} in {seconds:.1f} s ({what}); saved it to {args.model}")
     return 0
 
 
-def _fit_model(args, n_labels):
-    """The estimator of 'glocal fit': GLOCAL with the paper's defaults, or with --cv the
-    recommended GLOCALCV() with the options given explicitly fixed in it."""
+def _search_plan(model):
+    """``: 8 settings (...) on 3 folds, 1 at a time`` for a GLOCALCV, else nothing."""
     import numpy as np
 
+    from . import GLOCALCV
+
+    if not isinstance(model, GLOCALCV):
+        return ""
+    grid = model.param_grid
+    n_settings = int(np.prod([len(values) for values in grid.values()]))
+    return (f": cross-validating {_count(n_settings, 'setting')} "
+            f"({_settings(grid) or 'none'}) on {model.cv} folds, {model.n_jobs} at a time")
+
+
+def _fit_model(args, n_labels):
+    """The estimator of 'glocal fit': the recommended GLOCALCV() with the options given
+    explicitly fixed in it, or with --paper GLOCAL with the paper's defaults."""
     from . import GLOCAL, GLOCALCV
     from .model_selection import (DEFAULT_ESTIMATOR_PARAMS, DEFAULT_PARAM_GRID,
                                   MAX_DEFAULT_LATENT)
 
     for name in ("cv_folds", "jobs"):
-        if getattr(args, name) is not None and not args.cv:
-            raise ValueError(f"--{name.replace('_', '-')} applies with --cv only")
+        if getattr(args, name) is not None and args.paper:
+            raise ValueError(f"--{name.replace('_', '-')} applies to the recommended model's "
+                             "cross-validation, not with --paper")
+    if args.n_latent is not None and args.n_latent > n_labels:
+        raise ValueError(f"--n-latent {args.n_latent} is more than the {n_labels} labels of "
+                         f"{args.data}: the latent labels are at most as many as the labels")
     given = {name: getattr(args, name) for name in
              ("loss", "n_latent", "lam2", "fit_intercept", "normalize_rows", "max_iter")
              if getattr(args, name) is not None}
     common = dict(n_groups=args.n_groups, lam3=args.lam3, lam4=args.lam4, tol=args.tol,
                   random_state=args.seed)
-    if not args.cv:
-        return GLOCAL(**{"n_latent": 20, "lam2": 4.0, **given}, **common,
-                      verbose=int(args.verbose))
+    verbose = 2 if args.verbose else 1  # 1: progress bars on a terminal
+    if args.paper:
+        return GLOCAL(**{"n_latent": 20, "lam2": 4.0, **given}, **common, verbose=verbose)
     folds = 3 if args.cv_folds is None else args.cv_folds
     jobs = 1 if args.jobs is None else args.jobs
     if folds < 2:
@@ -387,12 +465,8 @@ def _fit_model(args, n_labels):
     base = GLOCAL(**{**DEFAULT_ESTIMATOR_PARAMS,
                      "n_latent": min(n_labels, MAX_DEFAULT_LATENT), **given}, **common)
     grid = {name: values for name, values in DEFAULT_PARAM_GRID.items() if name not in given}
-    n_settings = int(np.prod([len(values) for values in grid.values()]))
-    print(f"cross-validating {_count(n_settings, 'setting')} ({_settings(grid) or 'none'}) "
-          f"on {folds} folds, {jobs} at a time; one line per fitted setting",
-          flush=True)
     return GLOCALCV(base, grid, cv=folds, n_jobs=jobs, random_state=args.seed,
-                    verbose=1)
+                    verbose=verbose)
 
 
 def _settings(params):
@@ -432,7 +506,7 @@ def _chunk_directory(args):
     d, l = arrays["X"].shape[1], arrays["Y"].shape[1]
     # Named as in svmlight files, so that the model scores them.
     return Bunch(X=arrays["X"], Y=arrays["Y"], feature_names=[f"x{i}" for i in range(d)],
-                 label_names=[str(j) for j in range(l)])
+                 label_names=[str(j) for j in range(l)], described=args.data)
 
 
 def _npy_header(file):
@@ -476,18 +550,26 @@ def _read_model(path):
     from ._fitted import model_shape
 
     saved = load_model(path)
-    n_labels = model_shape(saved["model"])[1]
+    model = saved["model"]
+    n_labels = model_shape(model)[1]
     saved.setdefault("label_names", [str(j) for j in range(n_labels)])
     saved.setdefault("feature_names", [])
     saved.setdefault("index_base", None)
+    # --labels cuts at the saved thresholds: those of glocal fit, or the model's own (a
+    # GLOCALCV, or a Pipeline ending in one, saved from Python), else the paper's sign.
+    last = getattr(model, "steps", [(None, model)])[-1][1]
+    thresholds = saved.setdefault("thresholds",
+                                  getattr(last, "thresholds_", np.zeros(n_labels)))
     labels, features = saved["label_names"], saved["feature_names"]
     rows = saved.get("training_rows")
     if not (_strings(labels) and len(labels) == n_labels and _strings(features)
-            and len(features) in (0, saved["model"].n_features_in_)
+            and len(features) in (0, model.n_features_in_)
             and saved["index_base"] in (None, 0, 1)
-            and (rows is None or isinstance(rows, np.ndarray) and rows.dtype == np.uint64)):
+            and (rows is None or isinstance(rows, np.ndarray) and rows.dtype == np.uint64)
+            and isinstance(thresholds, np.ndarray) and thresholds.shape == (n_labels,)
+            and thresholds.dtype.kind == "f" and np.isfinite(thresholds).all()):
         raise ValueError(f"'{path}' is not a model saved by glocal: its label names, "
-                         "feature names, index base or row digests are wrong")
+                         "feature names, index base, row digests or thresholds are wrong")
     return saved
 
 
@@ -510,9 +592,11 @@ def _check_data(saved, data, path):
         if differ:
             raise ValueError(f"{path}: features differ from the model's, e.g. "
                              f"'{differ[0]}' (a label not named by --xml?)")
-    if data.Y.shape[1] and (data.Y.shape[1] != len(labels) or known_names(labels)
-                            and known_names(data.label_names)
-                            and list(data.label_names) != labels):
+    # Label names are compared where both files name their labels (svmlight files number
+    # them, and unlabeled ones have none).
+    theirs, ours = known_names(data.label_names), known_names(labels)
+    if data.Y.shape[1] and (data.Y.shape[1] != len(labels)
+                            or (theirs and ours and theirs != ours)):
         raise ValueError(f"{path}: its labels differ from the model's: it was fitted on "
                          "other data")
 
@@ -523,18 +607,23 @@ def _predict(args):
     import numpy as np
 
     from .datasets.load import input_files
+    from .thresholds import top_k_labels
 
     _output(args.out, args, [args.model, *input_files(args.data, args.xml)])
     saved = _read_model(args.model)
     data = _load_data(args.data, args, "test", model=saved)
     _check_data(saved, data, args.data)
-    model = saved["model"]
-    values = model.predict(data.X) if args.labels else model.decision_function(data.X)
+    scores = saved["model"].decision_function(data.X)
+    if args.top_k is not None:
+        values, kind = top_k_labels(scores, args.top_k), f"the top {args.top_k} labels"
+    elif args.labels:
+        values, kind = (scores > saved["thresholds"]).astype(int), "labels"
+    else:
+        values, kind = scores, "scores"
     with atomic_output(args.out, overwrite=args.force) as file:
         writer = csv.writer(file, lineterminator="\n")
         writer.writerow([csv_text(name) for name in saved["label_names"]])
         writer.writerows(np.asarray(values).tolist())
-    kind = "labels" if args.labels else "scores"
     print(f"wrote {kind} of {_count(values.shape[0], 'row')} x "
           f"{_count(values.shape[1], 'label')} to {args.out}")
     return 0
@@ -542,8 +631,6 @@ def _predict(args):
 
 def _evaluate(args):
     import numpy as np
-
-    from .metrics import PAPER_NAMES, evaluate
 
     saved = _read_model(args.model)
     data = _load_data(args.data, args, "test", model=saved)
@@ -560,17 +647,57 @@ def _evaluate(args):
                    "label (--keep-unlabeled keeps them)")
         if not X.shape[0]:
             raise ValueError(f"no row of {args.data} has a positive label")
+    notes = []
     if saved.get("training_rows") is not None:
         seen = int(np.isin(_row_digests(X), saved["training_rows"]).sum())
-        if seen:
-            warnings.warn(f"{seen} of the {X.shape[0]} rows scored are rows the model was "
-                          "fitted on: these are training scores, higher than on new data")
-    scores = evaluate(Y, saved["model"].decision_function(X))
-    print(f"{_count(X.shape[0], 'row')} of {args.data}{dropped}")
-    for short, name in PAPER_NAMES.items():
-        print(f"{short:<4}{name:<20}{scores[name]:.4f}")
-    print(f"    {'label_auc':<20}{scores['label_auc']:.4f}")
+        if seen == X.shape[0]:
+            warnings.warn(f"the {X.shape[0]} rows scored are rows the model was fitted on: "
+                          "these are training scores, higher than on new data")
+        elif seen:  # public data sets hold duplicate rows across their splits
+            notes.append(f"{seen} of them have the features of a training row")
+    scores = saved["model"].decision_function(X)
+    predicted = scores > saved["thresholds"]
+    print(f"{_count(X.shape[0], 'row')} of {data.described}{dropped}"
+          + "".join(f"; {note}" for note in notes))
+    for short, name, value in _measures(Y, scores, predicted):
+        print(f"{short:<8}{name:<24}{value:.4f}")
+    if args.per_label:
+        _print_label_report(Y, scores, predicted, saved["label_names"])
     return 0
+
+
+def _measures(Y, scores, predicted):
+    """(short name, name, value) of every measure 'glocal evaluate' prints."""
+    import numpy as np
+
+    from .metrics import (PAPER_NAMES, evaluate, macro_f1, micro_f1, ndcg_at_k,
+                          precision_at_k)
+
+    ranking = evaluate(Y, scores)
+    rows = [(short, name, ranking[name]) for short, name in PAPER_NAMES.items()]
+    rows.append(("", "label_auc (mean)", ranking["label_auc"]))
+    for k in (1, 3, 5):
+        rows.append((f"P@{k}", "precision_at_k", precision_at_k(Y, scores, k)))
+    for k in (3, 5):
+        rows.append((f"nDCG@{k}", "ndcg_at_k", ndcg_at_k(Y, scores, k)))
+    rows += [("", "micro_f1", micro_f1(Y, predicted)),
+             ("", "macro_f1", macro_f1(Y, predicted)),
+             ("", "rows with no label", float(np.mean(predicted.sum(axis=1) == 0)))]
+    return rows
+
+
+def _print_label_report(Y, scores, predicted, label_names):
+    """One line per label: support, AUC, precision, recall and F1 of the predicted sets."""
+    from .metrics import label_report
+
+    report = label_report(Y, scores, predicted, label_names)
+    width = max(8, *(len(name) for name in report["label"]))
+    print(f"\n{'label':<{width}} {'support':>8} {'auc':>7} {'precision':>9} {'recall':>7} "
+          f"{'f1':>7}")
+    for j, name in enumerate(report["label"]):
+        print(f"{name:<{width}} {report['support'][j]:>8} {report['auc'][j]:>7.4f} "
+              f"{report['precision'][j]:>9.4f} {report['recall'][j]:>7.4f} "
+              f"{report['f1'][j]:>7.4f}")
 
 
 def _row_digests(X):
@@ -618,6 +745,17 @@ def _n_jobs(text):
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (use 1 or more, or -1 for one per "
                                          "CPU core)")
+    return value
+
+
+def _positive(text):
+    """A whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 

@@ -26,7 +26,7 @@ _ESTIMATORS = ("glocal.estimator.GLOCAL", "glocal.estimator.GLObal", "glocal.est
                "glocal.baselines.leml.LEML", "glocal.baselines.maxide.MAXIDE",
                "glocal.baselines.mlloc.MLLOC", "glocal.baselines.mllrc.MLLRC",
                "glocal.baselines.two_stage.TwoStage", "glocal.baselines.two_stage.MBR",
-               "glocal.baselines.two_stage.MMLLOC")
+               "glocal.baselines.two_stage.MMLLOC", "glocal.thresholds.LabelThresholdsCV")
 _TRUSTED = _ESTIMATORS + tuple(
     f"sklearn.model_selection._split.{name}" for name in (
         "KFold", "RepeatedKFold", "ShuffleSplit", "GroupKFold", "PredefinedSplit",

@@ -10,8 +10,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from glocal import _validation
 from glocal.groups import group_index
 from glocal.objective import GlocalData
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warnings():
+    """Every test sees glocal's warnings as a new process does: none shown yet."""
+    _validation._SHOWN.clear()
 
 
 def _paper_objective(U, V, W, Z, X, Y, J, groups, lam, lam2, lam3, lam4):

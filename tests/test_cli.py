@@ -108,7 +108,7 @@ def files(tmp_path):
 def test_fit_predict_evaluate(files, capsys):
     tmp, train, test = files
     model, scores, labels = tmp / "m.skops", tmp / "s.csv", tmp / "l.csv"
-    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     assert main(["predict", str(model), str(test), "--out", str(scores)]) == 0
     assert main(["predict", str(model), str(test), "--out", str(labels), "--labels"]) == 0
     with open(scores) as file:
@@ -130,16 +130,19 @@ def test_fit_cv_fits_the_recommended_model(files, capsys):
 
     tmp, train, test = files
     model = tmp / "m.skops"
-    assert main(["fit", str(train), "--model", str(model), "--cv", "--cv-folds", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--cv-folds", "2"]) == 0
     out = capsys.readouterr().out
+    assert "fitting GLOCALCV() to 80 rows x 6 features, 3 labels of " in out
     assert "cross-validating 8 settings" in out and "on 2 folds" in out
-    assert "[GLOCALCV] fold 2/2" in out and "chose lam2=" in out
+    assert "[GLOCALCV] scored 8 settings on 2 folds in " in out
+    assert "[GLOCALCV] refitted lam2=" in out and "on all 80 rows in " in out
+    assert "fitted GLOCALCV() in " in out and "saved it to" in out
     saved = load_model(model)["model"]  # the refitted best setting, a plain GLOCAL
     assert (saved.loss, saved.fit_intercept, saved.lam_v, saved.n_latent) == (
         "squared_hinge", True, 0.0, 3)
     assert main(["predict", str(model), str(test), "--out", str(tmp / "s.csv")]) == 0
     # An explicit option is fixed and leaves the grid.
-    assert main(["fit", str(train), "--model", str(model), "--force", "--cv", "--lam2", "1",
+    assert main(["fit", str(train), "--model", str(model), "--force", "--lam2", "1",
                  "--cv-folds", "2", "--n-latent", "2", "--jobs", "2"]) == 0
     out = capsys.readouterr().out
     assert "cross-validating 2 settings (normalize_rows=[False, True])" in out
@@ -157,16 +160,17 @@ def test_fit_model_options(files):
     saved = load_model(model)["model"]
     assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
         "squared_hinge", True, True, 2)
-    assert main(["fit", str(train), "--model", str(model), "--force"]) == 0
-    saved = load_model(model)["model"]  # the paper's model by default
+    assert main(["fit", str(train), "--model", str(model), "--force", "--paper"]) == 0
+    saved = load_model(model)["model"]  # the paper's model
     assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
         "squared", False, False, 20)
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--jobs", "2"], "--jobs applies with --cv only"),
-    (["--cv-folds", "5"], "--cv-folds applies with --cv only"),
-    (["--cv", "--cv-folds", "1"], "--cv-folds must be at least 2"),
+    (["--paper", "--jobs", "2"], "--jobs applies to the recommended model's"),
+    (["--paper", "--cv-folds", "5"], "--cv-folds applies to the recommended model's"),
+    (["--cv-folds", "1"], "--cv-folds must be at least 2"),
+    (["--n-latent", "4"], "--n-latent 4 is more than the 3 labels of"),
 ])
 def test_cv_options_errors_are_one_line(files, capsys, args, message):
     tmp, train, _ = files
@@ -180,7 +184,7 @@ def test_cv_options_errors_are_one_line(files, capsys, args, message):
                                            ("two", "not a whole number")])
 def test_jobs_must_be_a_nonzero_whole_number(files, capsys, command, jobs, message):
     tmp, train, _ = files
-    args = (["fit", str(train), "--model", str(tmp / "m.skops"), "--cv"]
+    args = (["fit", str(train), "--model", str(tmp / "m.skops")]
             if command == "fit" else ["reproduce", "--quick", "--out", str(tmp / "out")])
     with pytest.raises(SystemExit) as stop:
         main([*args, "--jobs", jobs])
@@ -193,7 +197,7 @@ def test_jobs_must_be_a_nonzero_whole_number(files, capsys, command, jobs, messa
 def test_outputs_are_never_overwritten_without_force(files, capsys):
     tmp, train, test = files
     model, scores = tmp / "m.skops", tmp / "s.csv"
-    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     scores.write_text("mine")
     assert main(["predict", str(model), str(test), "--out", str(scores)]) == 2
     assert scores.read_text() == "mine"
@@ -215,7 +219,7 @@ def test_outputs_are_never_overwritten_without_force(files, capsys):
 def test_errors_are_one_line(files, capsys, case, message):
     tmp, train, test = files
     model = tmp / "m.skops"
-    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     capsys.readouterr()
     if case == "missing data":
         args = ["evaluate", str(model), str(tmp / "nope.svm")]
@@ -238,7 +242,7 @@ def test_plot_writes_png_figures_and_keeps_existing_ones(files, capsys):
 
     tmp, train, test = files
     model, out = tmp / "m.skops", tmp / "figures"
-    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     assert main(["plot", "--model", str(model), "--out", str(out)]) == 0
     for name in ("correlations.png", "convergence.png"):
         image = imread(out / name)
@@ -311,7 +315,7 @@ def arff_model(tmp_path_factory):
     Y = (X[:, :3] > 1).astype(int)
     _arff(tmp / "train.arff", X, Y)
     assert main(["fit", str(tmp / "train.arff"), "--model", str(tmp / "m.skops"),
-                 "--n-latent", "2"]) == 0
+                 "--n-latent", "2", "--paper"]) == 0
     return tmp
 
 
@@ -337,7 +341,7 @@ def test_predict_on_arff_without_labels(arff_model, capsys):
 
 def test_predict_on_svmlight_without_labels(files):
     tmp, train, test = files
-    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2", "--paper"]) == 0
     X = np.random.default_rng(3).standard_normal((5, 6))
     X[:, 5] = 0  # the highest feature absent: the file alone does not tell there are 6
     (tmp / "new.svm").write_text("".join(
@@ -371,7 +375,7 @@ def _unwritable(folder):
 def test_unwritable_outputs_are_one_line_errors(files):
     tmp, train, test = files
     model = tmp / "m.skops"
-    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     with _unwritable(tmp / "locked") as locked:
         for args in (["fit", train, "--model", locked / "m.skops"],
                      ["predict", model, test, "--out", locked / "s.csv"],
@@ -385,7 +389,7 @@ def test_unwritable_outputs_are_one_line_errors(files):
 def test_outputs_that_are_directories_or_below_files(files):
     tmp, train, test = files
     model = tmp / "m.skops"
-    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     (tmp / "folder").mkdir()
     (tmp / "afile").write_text("")
     _one_line_error(_glocal("predict", model, test, "--out", tmp / "folder", "--force"),
@@ -402,7 +406,7 @@ def test_outputs_that_are_directories_or_below_files(files):
 def test_missing_output_folders_are_created_by_every_command(files):
     tmp, train, test = files
     model = tmp / "new" / "models" / "m.skops"
-    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     assert main(["predict", str(model), str(test), "--out",
                  str(tmp / "new" / "scores" / "s.csv")]) == 0
     assert main(["plot", "--model", str(model), "--out", str(tmp / "new" / "figures")]) == 0
@@ -440,7 +444,8 @@ def test_ctrl_c_during_fit_is_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "glocal", "fit", str(tmp_path / "big.svm"), "--model",
-         str(tmp_path / "m.skops"), "--verbose", "--tol", "0", "--max-iter", "100000"],
+         str(tmp_path / "m.skops"), "--paper", "--verbose", "--tol", "0", "--max-iter",
+         "100000"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for line in process.stdout:  # wait until the fit is under way
@@ -457,7 +462,7 @@ def test_ctrl_c_during_fit_is_one_line(tmp_path):
 
 def test_a_closed_pipe_ends_quietly(files):
     tmp, train, test = files
-    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2", "--paper"]) == 0
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     # `glocal evaluate ... | true`: the reader is gone before anything is written.
     process = subprocess.Popen([sys.executable, "-m", "glocal", "evaluate",
@@ -473,7 +478,7 @@ def test_evaluate_says_what_it_scored(files, capsys):
     from glocal.datasets import load
 
     tmp, train, test = files
-    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2"]) == 0
+    assert main(["fit", str(train), "--model", str(tmp / "m.skops"), "--n-latent", "2", "--paper"]) == 0
     n_unlabeled = int((load(test).Y.sum(axis=1) == 0).sum())
     assert n_unlabeled > 0
     capsys.readouterr()
@@ -493,9 +498,9 @@ def test_fit_progress_grammar_and_label_warnings(tmp_path, capsys):
     Y[:, 2] = 0  # label c is never positive
     _arff(tmp_path / "train.arff", X, Y)
     assert main(["fit", str(tmp_path / "train.arff"), "--model", str(tmp_path / "m.skops"),
-                 "--n-latent", "2", "--max-iter", "1", "--verbose"]) == 0
+                 "--n-latent", "2", "--max-iter", "1", "--verbose", "--paper"]) == 0
     out, err = capsys.readouterr()
-    assert "fitting GLOCAL to 40 rows x 4 features, 3 labels" in out
+    assert "fitting GLOCAL() to 40 rows x 4 features, 3 labels" in out
     assert "[GLOCAL] main iteration 1:" in out and "after 1 outer iteration)" in out
     # Each warning once, on one line, without its source line: the label one names the label
     # (one outer iteration also leaves the main loop short of tol: a ConvergenceWarning).
@@ -575,7 +580,7 @@ def test_svmlight_index_base_of_the_training_file_is_kept(tmp_path, capsys):
     (tmp_path / "new.svm").write_text(" 1:1.5 2:3\n")
     (tmp_path / "same.svm").write_text(" 0:0 1:1.5 2:3\n")
     assert main(["fit", str(tmp_path / "train.svm"), "--model", str(tmp_path / "m.skops"),
-                 "--n-latent", "1", "--n-groups", "1"]) == 0
+                 "--n-latent", "1", "--n-groups", "1", "--paper"]) == 0
     capsys.readouterr()
     assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / "new.svm"),
                  "--out", str(tmp_path / "new.csv")]) == 2
@@ -588,7 +593,7 @@ def test_svmlight_index_base_of_the_training_file_is_kept(tmp_path, capsys):
     (tmp_path / "one.svm").write_text("".join(
         f"{i % 2} 1:{1 + i % 3} 2:{i % 2 + 0.5} 3:{i % 5}\n" for i in range(30)))
     assert main(["fit", str(tmp_path / "one.svm"), "--model", str(tmp_path / "one.skops"),
-                 "--n-latent", "1", "--n-groups", "1"]) == 0
+                 "--n-latent", "1", "--n-groups", "1", "--paper"]) == 0
     capsys.readouterr()
     assert main(["predict", str(tmp_path / "one.skops"), str(tmp_path / "same.svm"),
                  "--out", str(tmp_path / "x.csv")]) == 2

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.Convergence
               pytest.mark.filterwarnings("ignore:Port .* is already in use")]
 
 # One group: no k-means (tested in test_dask.py), whose rounds are scheduler round trips.
-FIT = ["--n-latent", "3", "--n-groups", "1", "--max-iter", "3", "--tol", "1e-2"]
+FIT = ["--paper", "--n-latent", "3", "--n-groups", "1", "--max-iter", "3", "--tol", "1e-2"]
 
 
 def _chunks(directory, X, Y, rows=70):
@@ -35,7 +35,7 @@ def test_fit_a_chunk_directory_on_a_scheduler_then_evaluate_a_file(tmp_path, cap
                                   dashboard_address=None) as cluster:
         assert main(["fit", str(chunks), "--model", str(model_file),
                      "--scheduler", cluster.scheduler_address, *FIT]) == 0
-    assert "fitted GLOCAL on 240 rows" in capsys.readouterr().out
+    assert "fitting GLOCAL() to 240 rows" in capsys.readouterr().out
     model = load_model(model_file)["model"]
     assert isinstance(model.V_, np.ndarray) and model.V_.shape == (3, 240)
     assert model.groups_.shape == (240,) and model.n_features_in_ == X.shape[1]

@@ -3,9 +3,11 @@ study pages are those its benchmarks' outputs give, and its pages show their fig
 real browser (headless Chromium).
 
 The build runs every example and tutorial (the real-data ones read $GLOCAL_DATA), so these
-tests take a minute or two (marked slow); CI installs the docs extra and chromium.
+tests take a minute or two (marked slow). They need the docs extra and Chromium, and skip
+naming the one missing.
 """
 
+import html as html_module
 import os
 import re
 import shutil
@@ -27,7 +29,9 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 def _require(module):
     if IN_CI:  # CI installs the docs extra: a missing package is a failure there
         __import__(module)
-    return pytest.importorskip(module)
+    return pytest.importorskip(module, reason=f"{module} is not installed: the documentation "
+                                              "tests need the docs extra, pip install -e "
+                                              "'.[docs]'")
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +82,14 @@ def test_every_public_name_has_a_page_and_nothing_else(site):
     extra = {page for page in pages - documented
              if not any(page.startswith(name[:-len(".html")] + ".") for name in documented)}
     assert not extra, sorted(extra)
+    # A class page lists the methods its class inherits from glocal's own classes.
+    for page, methods in [("glocal.GLOCAL", ("fit", "decision_function", "predict",
+                                             "predict_top_k", "score", "predict_proba")),
+                          ("glocal.GLOCALCV", ("fit", "predict", "predict_top_k", "score")),
+                          ("glocal.baselines.BR", ("fit", "predict", "score"))]:
+        text = (site / "generated" / f"{page}.html").read_text()
+        for method in methods:
+            assert f'id="{page}.{method}"' in text, (page, method)
     # The equations, drawn at build time (matplotlib's mathtext): the site works offline.
     model = (site / "model.html").read_text()
     equations = re.findall(r'<img src="([^"]*mathmpl/[^"]+\.png)"', model)
@@ -119,6 +131,41 @@ def test_gallery_pages_have_their_figures(site):
             assert pixels.shape[0] > 100 and pixels.std() > 0.01, image
 
 
+def _prose(script):
+    """The text of every ``# %%`` block of a script (that line's own text too), one string
+    per block, whitespace collapsed."""
+    blocks, block = [], None
+    for line in script.read_text().splitlines():
+        if line.lstrip().startswith("# %%"):
+            block = [line.lstrip()[4:]]
+            blocks.append(block)
+        elif block is not None and line.startswith("#"):
+            block.append(line[1:])
+        else:
+            block = None
+    return [text for text in (" ".join(" ".join(b).split()) for b in blocks) if text]
+
+
+def _page_prose(page):
+    """A built page's text outside its code blocks, as `_prose` writes it."""
+    html = re.sub(r'<div class="highlight[^"]*">.*?</div>', " ", page.read_text(),
+                  flags=re.DOTALL)
+    text = html_module.unescape(re.sub(r"<[^>]+>", "", html))
+    text = text.translate(str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"',
+                                         "\u201d": '"', "\u00b6": " "}))
+    return " ".join(text.split())
+
+
+def test_gallery_pages_show_every_sentence_of_their_scripts(site):
+    # Text on a "# %%" line itself, or a "# %%" inside code, is not the gallery's prose:
+    # each block's sentences must be on the page, outside the code.
+    for script in sorted((REPO / "examples").glob("*.py")):
+        page = _page_prose(site / "auto_examples" / f"{script.stem}.html")
+        for block in _prose(script):
+            plain = block.replace("``", "").replace("`", "").replace("**", "")
+            assert plain in page, (script.name, block)
+
+
 def _figure_images(page):
     """The figure files a gallery page shows (sphinx-gallery names them sphx_glr_*)."""
     sources = re.findall(r'<img[^>]+src="([^"]*sphx_glr_[^"]+\.png)"', page.read_text())
@@ -138,7 +185,8 @@ def _browser():
             return shutil.which(name)
     if IN_CI:
         pytest.fail("no headless browser: CI installs chromium")
-    pytest.skip("chromium is not installed")
+    pytest.skip("chromium is not installed: the documentation tests open the built site in "
+                "it (apt-get install chromium)")
 
 
 def _chromium(*args):

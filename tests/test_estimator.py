@@ -399,7 +399,7 @@ def test_pinned_objective_values(name, params, value, rel):
 
 def test_verbose_names_both_phases(train, capsys):
     X, Y = train
-    _small(verbose=1, max_iter=1).fit(X, Y)
+    _small(verbose=2, max_iter=1).fit(X, Y)
     out = capsys.readouterr().out
     assert "[GLOCAL] basic-model initialisation round 1: objective" in out
     assert "[GLOCAL] main iteration 1: objective" in out

@@ -43,10 +43,20 @@ def data():
     return bunch.X, bunch.Y.astype(float)
 
 
-@pytest.mark.parametrize("name", [*quick_estimators(), "GLOCALCV"])
+def _model(name):
+    from glocal.thresholds import LabelThresholdsCV
+
+    if name == "GLOCALCV":
+        return quick_search()
+    if name == "LabelThresholdsCV":
+        return LabelThresholdsCV(BR(), cv=2, random_state=0)
+    return quick_estimators()[name]
+
+
+@pytest.mark.parametrize("name", [*quick_estimators(), "GLOCALCV", "LabelThresholdsCV"])
 def test_set_params_after_fit_changes_no_prediction(data, name):
     X, Y = data
-    model = quick_search() if name == "GLOCALCV" else quick_estimators()[name]
+    model = _model(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X, Y)

@@ -12,11 +12,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "glocal"
 # Lowest first; a module not listed belongs to the layer of its package.
 LAYERS = [
     ("foundations", ["glocal", "glocal._validation", "glocal._base", "glocal._io",
-                     "glocal._linalg", "glocal._fitted", "glocal._process", "glocal.labels", "glocal.losses", "glocal.objective", "glocal.groups",
-                     "glocal.metrics", "glocal.protocol", "glocal.datasets"]),
+                     "glocal._linalg", "glocal._fitted", "glocal._process",
+                     "glocal.labels", "glocal.losses", "glocal.objective", "glocal.groups",
+                     "glocal.metrics", "glocal._progress",
+                     "glocal.protocol", "glocal.datasets"]),
     ("problems", ["glocal.problems", "glocal.manifolds"]),
     ("solver", ["glocal.solver", "glocal.dask_backend"]),
-    ("estimators", ["glocal.estimator", "glocal.model_selection", "glocal.baselines"]),
+    ("estimators", ["glocal.estimator", "glocal.thresholds", "glocal.model_selection",
+                    "glocal.baselines"]),
     ("workflows", ["glocal.reproduce", "glocal.plotting", "glocal.persistence"]),
     ("faces", ["glocal.cli", "glocal.__main__"]),
 ]

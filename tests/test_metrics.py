@@ -162,7 +162,7 @@ def test_without_ties_instance_auc_is_one_minus_ranking_loss():
 def test_chunked_equals_unchunked(monkeypatch):
     Y, S = _random_case(3, n=40, l=9)
     expected = evaluate(Y, S)
-    monkeypatch.setattr(metrics, "_CHUNK_ENTRIES", 20)  # chunks of 2 rows / 4 columns
+    monkeypatch.setattr(metrics._ranking, "_CHUNK_ENTRIES", 20)  # chunks of 2 rows / 4 columns
     chunked = evaluate(Y, S)
     for name in expected:
         assert chunked[name] == pytest.approx(expected[name], rel=1e-12)

@@ -21,7 +21,7 @@ def files(tmp_path):
     _svmlight(tmp_path / "train.svm", 0, n=40, d=5)
     _svmlight(tmp_path / "test.svm", 1, n=20, d=5)
     assert main(["fit", str(tmp_path / "train.svm"), "--model", str(tmp_path / "m.skops"),
-                 "--n-latent", "2", "--max-iter", "2"]) == 0
+                 "--n-latent", "2", "--max-iter", "2", "--paper"]) == 0
     return tmp_path
 
 
@@ -45,7 +45,8 @@ def test_concurrent_commands_into_one_file_one_wins_the_others_name_force(files,
         out = files / f"out{trial}"
         if command == "fit":
             runs = [["fit", files / "train.svm", "--model", out, "--seed", seed,
-                     "--n-latent", "2", "--max-iter", "2"] for seed in range(_WRITERS)]
+                     "--n-latent", "2", "--max-iter", "2", "--paper"]
+                    for seed in range(_WRITERS)]
         else:
             runs = [["predict", files / "m.skops", files / "test.svm", "--out", out,
                      *(["--labels"] if seed % 2 else [])] for seed in range(_WRITERS)]
@@ -151,7 +152,7 @@ def test_label_names_that_look_like_formulas_are_neutralised_in_csv(tmp_path):
     rows = "\n".join(",".join([*map(str, Y[i]), *map(str, X[i])]) for i in range(30))
     (tmp_path / "d.arff").write_text(f"@relation 'd: -C 3'\n{attributes}@data\n{rows}\n")
     assert main(["fit", str(tmp_path / "d.arff"), "--model", str(tmp_path / "m.skops"),
-                 "--n-latent", "2", "--max-iter", "2"]) == 0
+                 "--n-latent", "2", "--max-iter", "2", "--paper"]) == 0
     assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / "d.arff"), "--out",
                  str(tmp_path / "s.csv")]) == 0
     import csv

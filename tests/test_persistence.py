@@ -34,7 +34,7 @@ def fitted(tmp_path_factory):
     _svmlight(tmp / "train.svm", 0, n=40, d=5)
     _svmlight(tmp / "test.svm", 1, n=20, d=5)
     assert main(["fit", str(tmp / "train.svm"), "--model", str(tmp / "m.skops"),
-                 "--n-latent", "2", "--max-iter", "3"]) == 0
+                 "--n-latent", "2", "--max-iter", "3", "--paper"]) == 0
     return tmp
 
 
@@ -182,8 +182,12 @@ def _models():
     data = make_glocal_data(n_samples=60, random_state=0)
     X, Y = data.X, data.Y.astype(float)
     Y[:5, 0] = np.nan
+    from glocal.baselines import BR
+    from glocal.thresholds import LabelThresholdsCV
+
     models = {**quick_estimators(), "GLOCALCV": quick_search(),
-              "Pipeline": make_pipeline(MaxAbsScaler(), quick_search())}
+              "Pipeline": make_pipeline(MaxAbsScaler(), quick_search()),
+              "LabelThresholdsCV": LabelThresholdsCV(BR(), cv=2, random_state=0)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for model in models.values():
@@ -197,7 +201,8 @@ def models():
 
 
 @pytest.mark.parametrize("name", ["GLOCAL", "GLObal", "loCAL", "BR", "LEML", "MLLRC", "MLLOC",
-                                  "MAXIDE", "MBR", "MMLLOC", "GLOCALCV", "Pipeline"])
+                                  "MAXIDE", "MBR", "MMLLOC", "GLOCALCV", "Pipeline",
+                                  "LabelThresholdsCV"])
 def test_every_model_kind_round_trips(models, tmp_path, name):
     fitted, X = models
     save_model(tmp_path / "m.skops", fitted[name], label_names=[f"l{j}" for j in range(12)])
@@ -205,6 +210,7 @@ def test_every_model_kind_round_trips(models, tmp_path, name):
     assert type(loaded["model"]) is type(fitted[name])
     np.testing.assert_array_equal(loaded["model"].decision_function(X),
                                   fitted[name].decision_function(X))
+    np.testing.assert_array_equal(loaded["model"].predict(X), fitted[name].predict(X))
 
 
 @pytest.mark.parametrize("name", ["GLOCALCV", "Pipeline", "MBR"])

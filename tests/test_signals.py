@@ -26,7 +26,7 @@ def test_a_signal_stops_a_parallel_fit_and_its_workers(tmp_path, name, code, wor
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
         [sys.executable, "-m", "glocal", "fit", str(tmp_path / "big.svm"), "--model",
-         str(tmp_path / "m.skops"), "--cv", "--jobs", "2"],
+         str(tmp_path / "m.skops"), "--jobs", "2"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         main, workers = psutil.Process(process.pid), []

@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 from ..baselines import BR, LEML, MAXIDE, MBR, MLLOC, MLLRC, MMLLOC
 from ..estimator import GLOCAL, GLObal, loCAL
+from ..model_selection import GLOCALCV
 from ..protocol import (
     BR_GRID,
     GLOBAL_ABLATION_GRID,
@@ -29,7 +30,8 @@ class Method(NamedTuple):
         Unfitted prototype; cloned for every run (every ``random_state`` among its
         parameters, nested ones included, set per repetition).
     param_grid : dict
-        Grid searched by 5-fold cross-validation on every training set.
+        Grid searched by 5-fold cross-validation on every training set; empty for an
+        estimator that tunes itself (`glocal.GLOCALCV`).
     ablation_grid : dict or list of dict or None
         The grid searched instead in the small-cluster ablation (the weights of the
         correlation terms, for the GLOCAL family); None: `param_grid` there too.
@@ -59,6 +61,7 @@ METHODS = {
     "MAXIDE": Method(MAXIDE(), MAXIDE_GRID),
     "MBR": Method(MBR(completer=MAXIDE(), learner=BR()), MBR_GRID),
     "MMLLOC": Method(MMLLOC(completer=MAXIDE(), learner=MLLOC()), MMLLOC_GRID),
+    "GLOCALCV": Method(GLOCALCV(), {}),  # the recommended model, not in the paper
 }
 
 PAPER_DATASETS = ("arts", "business", "computers", "education", "entertainment", "health",

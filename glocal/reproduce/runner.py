@@ -281,7 +281,7 @@ def _run(dataset, name, rep, rho, method_name, config, n_repeats, n_jobs, cluste
             estimator.set_params(n_groups=SMALL_CLUSTER_GROUPS)
     grid = method.grid(config["small_clusters"])
     tic = time.perf_counter()
-    if config["tune"]:
+    if config["tune"] and grid:  # an empty grid: the estimator tunes itself
         with warnings.catch_warnings():
             # A fold's label warnings repeat, by index, what the fit below says by name.
             warnings.simplefilter("ignore", LabelWarning)

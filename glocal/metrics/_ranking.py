@@ -1,64 +1,9 @@
-"""Multi-label ranking measures of the GLOCAL paper (Zhu, Kwok & Zhou, TKDE 2018).
-
-Every measure is ``f(y_true, y_score)`` with ``y_true`` a {0, 1} indicator matrix and
-``y_score`` real scores, both of shape (n_samples, n_labels), dense or scipy.sparse.
-Notation: ``C_i+`` / ``C_i-`` are the positive / negative labels of instance ``i``,
-``Z_j+`` / ``Z_j-`` the positive / negative instances of label ``j``, and
-``rank(i, j)`` is the pessimistic rank of label ``j`` in row ``i``: the number of labels
-whose score is ``>= f_j(x_i)`` (1 = best; tied labels all get the worst rank of their group).
-
-==================== ======= ================================================================
-measure              paper   per instance (or label), averaged
-==================== ======= ================================================================
-ranking_loss         Rkl     |{(a, b) in C_i+ x C_i- : f_a <= f_b}| / (|C_i+| |C_i-|)
-coverage             Cvg     max{rank(i, j) : j in C_i+} - 1
-average_precision    Ap      mean over c in C_i+ of |{j in C_i+ : f_j >= f_c}| / rank(i, c)
-label_auc                    |{(a, b) in Z_j+ x Z_j- : f_j(x_a) >= f_j(x_b)}| / (|Z_j+| |Z_j-|)
-instance_auc         Auc     |{(a, b) in C_i+ x C_i- : f_a >= f_b}| / (|C_i+| |C_i-|)
-==================== ======= ================================================================
-
-Ties count as errors in ``ranking_loss`` and as correct in both AUCs, so with tied scores
-``ranking_loss + instance_auc`` exceeds 1 by the fraction of tied pairs. ``coverage`` is
-scikit-learn's ``coverage_error`` minus 1 and ``average_precision`` equals scikit-learn's
-``label_ranking_average_precision_score`` on the rows where both are defined.
-
-The paper reports a single "Auc" column that tracks ``1 - Rkl`` closely, which points to the
-per-instance AUC; :data:`PAPER_NAMES` therefore maps "Auc" to ``instance_auc`` for now.
-
-Undefined cases are skipped, and the mean is taken over what remains:
-
-* ``ranking_loss``, ``instance_auc``: instances with no positive or no negative label;
-* ``coverage``, ``average_precision``: instances with no positive label;
-* ``label_auc``: labels with no positive or no negative instance.
-
-If nothing remains, a ValueError naming the measure is raised.
-
-**Missing labels.** `observed_average_precision` (NaN in ``y_true`` = missing) ranks each row
-among its observed entries only and skips rows without an observed positive; it is what
-every estimator's ``score`` returns, and `observed_average_precision_scorer` is the same
-measure as a ``scoring`` callable for ``GridSearchCV`` / ``cross_val_score``.
-`evaluate_masked` gives every measure restricted to any chosen entries (undefined -> NaN).
-
-Each measure sorts every row once (every column for ``label_auc``; ``O(n l log l)``) and
-counts pairs from cumulative counts over tie groups; no pair is ever enumerated.
-"""
+"""The paper's ranking measures, the measures on observed entries and their shared
+per-row statistics; exported by `glocal.metrics`."""
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = [
-    "ranking_loss",
-    "coverage",
-    "average_precision",
-    "label_auc",
-    "instance_auc",
-    "evaluate",
-    "evaluate_masked",
-    "observed_average_precision",
-    "observed_average_precision_scorer",
-    "PAPER_NAMES",
-    "GREATER_IS_BETTER",
-]
 
 PAPER_NAMES = {
     "Rkl": "ranking_loss",
@@ -572,3 +517,4 @@ def evaluate(y_true, y_score):
         "label_auc": _mean(cols, "label_auc"),
         "instance_auc": _mean(rows, "instance_auc"),
     }
+

@@ -1,0 +1,200 @@
+"""Each warning once, labels named, from searches, scikit-learn's tools, joblib workers and
+the command; progress bars with the time left, shown on a terminal only."""
+
+import fcntl
+import functools
+import io
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from glocal import GLOCAL, GLOCALCV
+from glocal.baselines import BR
+
+REPO = Path(__file__).resolve().parents[1]
+NEVER_POSITIVE = ("labels 'c' are never positive among their observed entries: they will "
+                  "be ranked low")
+
+
+def _frame(n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4)) + 1
+    Y = (X[:, :3] > 1).astype(float)
+    Y[:, 2] = 0  # label c is never positive
+    return X, pd.DataFrame(Y, columns=list("abc"))
+
+
+def _recorded(function):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # Python's own: once per place
+        function()
+    return [(w.category.__name__, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("tool", [
+    lambda X, Y: cross_val_score(make_pipeline(StandardScaler(), GLOCALCV()), X, Y, cv=3),
+    lambda X, Y: cross_val_score(GLOCAL(n_latent=2, max_iter=3), X, Y, cv=3),
+    lambda X, Y: GridSearchCV(GLOCAL(n_latent=2), {"lam2": [1.0, 4.0]}, cv=3).fit(X, Y),
+    lambda X, Y: GridSearchCV(make_pipeline(StandardScaler(), BR()), {"br__C": [0.1, 1]},
+                              cv=3).fit(X, Y),
+], ids=["cross_val_score-pipeline-GLOCALCV", "cross_val_score-GLOCAL", "GridSearchCV-GLOCAL",
+        "GridSearchCV-pipeline-BR"])
+def test_scikit_learns_tools_raise_each_warning_once_by_label_name(tool):
+    X, Y = _frame()
+    caught = _recorded(lambda: tool(X, Y))
+    assert len(caught) == len(set(caught)), caught
+    labels = [text for kind, text in caught if kind == "LabelWarning"]
+    assert labels and all("'c'" in text for text in labels), labels
+
+
+def _run(code):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env, check=False)
+
+
+def test_warnings_of_joblib_workers_reach_the_user_once():
+    result = _run("""if True:
+        import numpy as np, pandas as pd
+        from glocal import GLOCALCV
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((90, 4)) + 1
+        Y = (X[:, :3] > 1).astype(float); Y[:, 2] = 0
+        GLOCALCV(n_jobs=2, random_state=0).fit(X, pd.DataFrame(Y, columns=list("abc")))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("never positive") == 1, result.stderr
+    assert NEVER_POSITIVE in result.stderr
+
+
+def test_glocal_fit_with_two_jobs_prints_each_warning_once_by_name(tmp_path):
+    X, Y = _frame()
+    rows = "\n".join(",".join([*map(str, Y.values[i].astype(int)), *(f"{v:.4f}" for v in X[i])])
+                     for i in range(len(X)))
+    (tmp_path / "train.arff").write_text(
+        "@relation 'd: -C 3'\n" + "".join(f"@attribute {c} {{0,1}}\n" for c in "abc")
+        + "".join(f"@attribute f{i} numeric\n" for i in range(4)) + "@data\n" + rows + "\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "glocal", "fit", str(tmp_path / "train.arff"), "--model",
+         str(tmp_path / "m.skops"), "--jobs", "2", "--cv-folds", "2"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"glocal fit: warning: {NEVER_POSITIVE}"], lines
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_glocalcv_shows_progress_through_search_and_refit_on_a_terminal(monkeypatch, capsys):
+    X, Y = _frame()
+    import tqdm
+
+    # Every step drawn, for these short fits.
+    monkeypatch.setattr(tqdm, "tqdm", functools.partial(tqdm.tqdm, mininterval=0, miniters=1))
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    model = GLOCALCV(random_state=0, verbose=1).fit(X, Y)
+    shown = terminal.getvalue()
+    assert "GLOCALCV search" in shown and "GLOCALCV refit" in shown
+    assert re.search(r"GLOCALCV search: .*24/24 \[\d\d:\d\d<\d\d:\d\d", shown)  # time left
+    assert re.search(r"GLOCALCV refit: 100%.*\[\d\d:\d\d<\d\d:\d\d\]", shown)
+    out = capsys.readouterr().out
+    # The refit's time is the refit's.
+    refit = re.search(r"refitted .* on all 90 rows in (\d+\.\d) s \((\d+) \+ (\d+) iter", out)
+    assert refit and float(refit.group(1)) == round(model.refit_time_, 1)
+    assert (int(refit.group(2)), int(refit.group(3))) == (model.best_estimator_.n_init_iter_,
+                                                          model.best_estimator_.n_iter_)
+    # Not on a terminal, or not verbose: nothing.
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", pipe)
+    GLOCALCV(random_state=0, verbose=1).fit(X, Y)
+    terminal.truncate(0)
+    monkeypatch.setattr(sys, "stderr", terminal)
+    GLOCALCV(random_state=0).fit(X, Y)
+    assert pipe.getvalue() == "" and terminal.getvalue() == ""
+    assert capsys.readouterr().out.count("[GLOCALCV]") == 2  # the verbose fit's two lines
+
+
+def test_glocal_fit_shows_progress_on_a_terminal_only(tmp_path):
+    X, Y = _frame(n=300)
+    from sklearn.datasets import dump_svmlight_file
+
+    dump_svmlight_file(X, Y.values.astype(int), str(tmp_path / "train.svm"), multilabel=True)
+    command = [sys.executable, "-m", "glocal", "fit", str(tmp_path / "train.svm"), "--model"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TQDM_MININTERVAL": "0",
+           "TQDM_MINITERS": "1"}
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    chunks = []
+
+    def read():  # all the time, so that the terminal's buffer never fills
+        while True:
+            try:
+                chunk = os.read(controller, 1 << 16)
+            except OSError:  # the terminal's other end is closed
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        result = subprocess.run([*command, str(tmp_path / "a.skops")], stderr=terminal,
+                                stdout=subprocess.PIPE, text=True, timeout=300, env=env,
+                                check=False)
+    finally:
+        os.close(terminal)
+        reader.join(30)
+        os.close(controller)
+    shown = b"".join(chunks)
+    assert result.returncode == 0
+    assert b"GLOCALCV search" in shown and b"GLOCALCV refit" in shown, shown[-500:]
+    piped = subprocess.run([*command, str(tmp_path / "b.skops")], capture_output=True,
+                           text=True, timeout=300, env=env, check=False)
+    assert piped.returncode == 0 and "GLOCALCV search" not in piped.stderr
+
+
+def test_fit_progress_moves_forward_to_the_end():
+    from glocal._progress import FitProgress
+
+    class Bar:
+        n = 0
+
+        def update(self, steps):
+            assert steps >= 0
+            self.n += steps
+
+        def close(self):
+            pass
+
+    bar = Bar()
+    progress = FitProgress(bar, tol=1e-4, init_max_iter=30, max_iter=200)
+    seen = []
+    for stage, values in [("init", 100 * 0.5 ** np.arange(1, 12)),
+                          ("main", 10 * (1 + 0.3 ** np.arange(1, 9)))]:
+        for i, value in enumerate(values, 1):
+            progress(stage, i, value)
+            seen.append(bar.n)
+    assert seen == sorted(seen) and 0 < seen[-1] < 1000
+    assert seen[10] < 500 <= seen[11]  # the main loop is the second half
+    progress.finish()
+    assert bar.n == 1000

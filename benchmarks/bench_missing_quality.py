@@ -104,7 +104,8 @@ METHODS = {
     # The squared hinge with the squared loss's rows-cv grid, tuned by GLOCALCV
     # (the recommended estimator): warm-started lam2 paths, one per choice of normalize_rows.
     "GLOCAL-lam_v=0-sqhinge-rows-glocalcv": (
-        _glocal(**EXTENDED, loss="squared_hinge", solver_options={"rebalance": False}),
+        _glocal(**EXTENDED, loss="squared_hinge",
+                solver_options={"_levers": {"rebalance": False}}),
         {"lam2": [2, 4, 16], "normalize_rows": [False, True]}),
     # The recommended estimator as a user writes it: GLOCALCV() with its own model and grid.
     "GLOCALCV()": (None, None),

@@ -114,7 +114,7 @@ def _levers(search, X, Y, folds):
           f"{scratch_s:.2f} by trust regions")
     folds_s, _ = _timed(clone(search).set_params(n_jobs=2), X, Y)
     print(f"  folds on two processes (n_jobs=2): {folds_s:.1f} wall s")
-    base = clone(best).set_params(solver_options={"rebalance": False})
+    base = clone(best).set_params(solver_options={"_levers": {"rebalance": False}})
     without_s, without = _cpu_fit(clone(search).set_params(estimator=base), X, Y)
     with_s, _ = _cpu_fit(clone(search), X, Y)
     print(f"  without the solver's rescaling step: {without_s:.1f} CPU s against {with_s:.1f} "

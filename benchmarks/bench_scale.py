@@ -9,12 +9,13 @@ ratio    Real data (``--datasets``, training part of one 60/40 split) and a synt
          sparse text-like set (n = 3600, d = 50,000, l = 101, 0.15% non-zeros). GLOCAL at
          its defaults on the observed entries at rho = 1 and rho = 0.3, against BR(C=0.1)
          on all labels of the same rows. The objective GLOCAL reaches is compared with the
-         old solver's setting (unaccelerated basic-model initialisation, ``init_acceleration=0``).
+         old solver's setting (unaccelerated basic-model initialisation, the lever
+         ``init_acceleration=0``).
 scaling  Dense Gaussian data, n in ``--sizes``, d = 100, l = 20: GLOCAL against
          scikit-learn's multi-output ``Ridge``; the log-log slope of fit time against n,
          for the whole fit and for the solver alone (the same fit given the groups it found);
-         and the same fit with every iteration on the samples (``use_moments=False``),
-         with the relative difference of the objectives reached.
+         and the same fit with every iteration on the samples (the lever
+         ``use_moments=False``), with the relative difference of the objectives reached.
 memory   Peak memory traced (tracemalloc) during one GLOCAL fit, against the size of X.
 strong   Enron with lam3 = 1e3 or lam4 = 1e3, and scene with lam4 = 1e4, against the
          default weights: each fit directly and by a path of warm-started fits from the
@@ -78,7 +79,8 @@ def ratio_section(args):
             observed = Y if rho == 1 else sample_observed(Y, rho, random_state=args.seed)
             seconds, model, capped = timed_fit(lambda: GLOCAL(random_state=args.seed),
                                                X, observed, args.repeats)
-            old = GLOCAL(random_state=args.seed, solver_options={"init_acceleration": 0})
+            old = GLOCAL(random_state=args.seed,
+                         solver_options={"_levers": {"init_acceleration": 0}})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 old.fit(X, observed)
@@ -105,7 +107,8 @@ def scaling_section(args):
                            groups=model.groups_)[0]
         # The same fit with every iteration on the samples (no second moments), for scale.
         on_samples, samples_model, _ = timed_fit(
-            lambda: GLOCAL(random_state=args.seed, solver_options={"use_moments": False}),
+            lambda: GLOCAL(random_state=args.seed,
+                           solver_options={"_levers": {"use_moments": False}}),
             X, Y, args.repeats)
         value, samples_value = model.objective_history_[-1], samples_model.objective_history_[-1]
         sizes.append(n), totals.append(seconds), solver_times.append(solver)
@@ -191,7 +194,7 @@ def strong_section(args):
         # The blocks solved as before: Z without its preconditioner; W by trust regions
         # (first 3 iterations only, as the whole fit took 20 minutes).
         before = [("lam3=1e3, Z not preconditioned",
-                   dict(lam3=1e3, solver_options={"z_preconditioner": False})),
+                   dict(lam3=1e3, solver_options={"_levers": {"z_preconditioner": False}})),
                   ("lam4=1e3, max_iter=3", dict(lam4=1e3, max_iter=3)),
                   ("lam4=1e3, max_iter=3, W by trust regions",
                    dict(lam4=1e3, max_iter=3, optimizer={"W": "trust_regions"}))]

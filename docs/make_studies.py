@@ -246,7 +246,8 @@ def missing_labels(out):
         "lam_v=0, loss=\"squared_hinge\"), param_grid={\"lam2\": [2, 4, 16], "
         "\"normalize_rows\": [False, True]}, cv=3)`` (``n_latent`` at most 100), the same "
         "model with another grid, GLOCAL's own caps of 30 rounds and without the solver's "
-        "rescaling step (``solver_options={\"rebalance\": False}``).",
+        "rescaling step (the benchmarks' lever "
+        "``solver_options={\"_levers\": {\"rebalance\": False}}``).",
         "* **the paper's model**: ``GLOCAL()`` at its defaults, untuned, on 3 splits.", "",
         HARDWARE, "",
         "Made by::", "",
@@ -555,8 +556,9 @@ def _recommended_cost():
         "``python benchmarks/bench_recommended.py --datasets arts enron "
         "medical --rhos 0.3 1 --levers`` (printed below; CPU seconds of the refit at the "
         "chosen setting, of the path fits, or of the whole search):", "",
-        "* **The solver's rescaling step** (``SolverOptions.rebalance`` of "
-        ":mod:`glocal.solver`, on by default). The search took 21-34 % less CPU time on Arts, Enron and "
+        "* **The solver's rescaling step** (the lever ``rebalance`` of "
+        "``glocal.plan.Levers``, on by default). The search took 21-34 % less CPU time on "
+        "Arts, Enron and "
         "medical at ρ = 0.3 (Arts 4.1 instead of 5.2 s), 28 % and 35 % on Arts and Enron at "
         "ρ = 1, its refit's initialisation 7-14 rounds instead of 38-58 on Arts and Enron "
         "at the chosen ``lam2``; on medical at ρ = 1 the step never "
@@ -642,7 +644,8 @@ def performance(out):
         "**Scaling in n** (``python benchmarks/bench_scale.py --sections scaling``: dense "
         "Gaussian X, d = 100, l = 20, every label observed). \"solver\" is the fit given its "
         "groups (no k-means); \"without second moments\" is the same fit with "
-        "``solver_options={\"use_moments\": False}``, every iteration a pass over the "
+        "``solver_options={\"_levers\": {\"use_moments\": False}}``, every iteration a "
+        "pass over the "
         "samples, and \"difference\" the relative difference of the objectives the two "
         "reach:", ""]
     lines += _table(["n", "GLOCAL s", "solver s", "Ridge s", "GLOCAL / Ridge",
@@ -752,7 +755,7 @@ def performance(out):
         "preconditioner (one Kronecker factor for all groups) is far from the groups' own "
         "weights. The solver therefore preconditions the Z block by its shifted Hessians "
         "when lam3 + lam4 >= lam (``lam3 = 1e3``: 12.4 times the default fit, converged, "
-        "against 42.7 with ``z_preconditioner=False``), and solves a W block with the "
+        "against 42.7 without it, the lever ``z_preconditioner=False``), and solves a W block with the "
         "weights' own preconditioner by conjugate gradients on its linear system (the "
         "first three iterations at ``lam4 = 1e3``: 54.4 times, against 202.3 by trust "
         "regions; the whole fit converges in 21 iterations at 404 times, where trust "

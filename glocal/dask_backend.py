@@ -1,10 +1,10 @@
 """GLOCAL's data on Dask: samples in chunks of rows, the solver's sums and maps run per chunk.
 
-`DaskSamples` is the sample backend of `glocal.objective.sample_sum` and `sample_map`: X
-(n x d), the signed labels Y and their mask J (l x n) and the group ids (n,) share their
-chunks along the samples; a sum runs the objective's own function on every chunk (as a
-`GlocalData` of that chunk) and adds the small results up in a tree, a map concatenates the
-per-chunk columns of V or rows of P = X W and persists them beside X. Everything else of the
+`DaskSamples` is a backend of the solver (`glocal.backends`): X (n x d), the signed labels Y
+and their mask J (l x n) and the group ids (n,) share their chunks along the samples; a sum
+runs the solver's own function on every chunk (as a `GlocalData` of that chunk) and adds the
+small results up in a tree, a map concatenates the per-chunk columns of V or rows of P = X W
+and persists them beside X. Everything else of the
 solver (the pymanopt problems of U, W and Z, on k x k, l x k and d x k arrays) runs on the
 client unchanged. The rest of the module prepares a fit: checks of the Dask inputs in one
 pass and the groups (the user's, or k-means from dask-ml).
@@ -16,7 +16,7 @@ import time
 import uuid
 import warnings
 from dataclasses import replace
-from functools import partial
+from functools import cache, partial
 
 import dask
 import dask.array as da
@@ -27,13 +27,11 @@ from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
 from . import _validation
+from .backends import IN_MEMORY
 from .groups import group_index
+from .second_moments import THROUGH_SAMPLES
 
 __all__ = ["DaskSamples"]
-
-# Up to this many features the W block keeps X^T X (d x d) in memory: through a backend,
-# products with X are passes. Above it they go through X, chunk by chunk.
-MAX_FEATURES = 4000
 
 
 class DaskSamples:
@@ -47,11 +45,17 @@ class DaskSamples:
         Number of samples of every group.
     """
 
+    in_memory = False
+
     def __init__(self, groups, group_sizes):
         self.groups = groups
-        self.group_sizes = np.asarray(group_sizes)
-        self.n_groups = len(self.group_sizes)
+        self._group_sizes = np.asarray(group_sizes)
+        self.n_groups = len(self._group_sizes)
         self.chunks = groups.chunks[0]
+
+    def group_sizes(self, group_index):
+        """n_m for every group (kept here: ``group_index`` is None)."""
+        return self._group_sizes
 
     def sum(self, function, data, *arrays, reads="XY"):
         """The sum over chunks of ``function(chunk, *chunks_of_arrays)`` (arrays, floats or
@@ -79,15 +83,26 @@ class DaskSamples:
         # Unoptimized, like the sums: a key of X or Y must mean the same task in both.
         return da.Array(layers, name, chunks, dtype=float).persist(optimize_graph=False)
 
+    def sum_and_map(self, function, data, *arrays, sample_axis, width, reads="XY"):
+        """``function`` returns a sum and an aligned array: the sum of the first over the
+        chunks now, and a function that maps the second, on its first call (then kept)."""
+        total = self.sum(lambda part, *a: function(part, *a)[0], data, *arrays, reads=reads)
+
+        @cache
+        def deferred():
+            return self.map(lambda part, *a: function(part, *a)[1], data, *arrays,
+                            sample_axis=sample_axis, width=width, reads=reads)
+        return total, deferred
+
     def _per_chunk(self, function, data, arrays, reads):
         """A graph {(name, i): task} of ``function`` on every chunk i, and the arrays it
         depends on: the group ids, ``arrays`` and, as ``reads`` says, X ("X") and the
         labels with their mask ("Y"). A part not read is None in the chunk's `GlocalData`,
         and its chunks are neither made nor moved."""
         # The chunk's GlocalData is built on the worker from the parameters of the fit
-        # (without the d x d moments, which no per-chunk function needs).
-        template = replace(data, X=None, Y=None, J=None, group_index=None, gram=None,
-                           group_grams=None, samples=None)
+        # (without the d x d moments, which no per-chunk function needs), in memory.
+        template = replace(data, X=None, Y=None, J=None, group_index=None,
+                           moments=THROUGH_SAMPLES, samples=IN_MEMORY)
         parts = [data.X if "X" in reads else None, data.Y if "Y" in reads else None,
                  data.J if "Y" in reads else None, self.groups]
         parts += [self._aligned(a, data) for a in arrays]

@@ -1,12 +1,8 @@
 """The GLOCAL estimator: validate, call `glocal.solver.glocal_fit`, keep the arrays."""
 
-import hashlib
-import time
-from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
@@ -19,13 +15,13 @@ from threadpoolctl import threadpool_limits
 
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
+from ._fit_data import FitCache, glocal_data, solver_options
 from ._fitted import Array, Boolean, Floats, Integer, Mapping, Number
 from ._progress import fit_progress
-from .groups import compact_group_ids, group_index, kmeans_groups
-from .losses import LOSSES, balanced_class_weights
-from .objective import GlocalData, LabelFit, with_feature_grams
-from .problems import OPTIMIZERS
-from .solver import SolverOptions, glocal_fit, v_by_closed_form
+from .laplacians import global_correlation, local_correlations
+from .losses import LOSSES
+from .optimizers import OPTIMIZERS
+from .solver import glocal_fit
 
 
 class GLOCAL(MultiLabelMixin, BaseEstimator):
@@ -97,8 +93,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         else by Newton's method on every column, run to convergence.
     solver_options : dict, default=None
         Further fields of `glocal.solver.SolverOptions` (other than ``optimizer`` and
-        ``v_closed_form``), e.g. ``{"init_acceleration": 0}`` for the unaccelerated basic-model
-        initialisation. None of them changes the objective, only how it is minimized.
+        ``v_closed_form``): ``block_max_iter``, ``max_inner`` and ``block_rtol``, e.g.
+        ``{"block_rtol": 1e-2}`` for looser block solves. None of them changes the
+        objective, only how it is minimized. (The key ``"_levers"`` takes a dict of
+        `glocal.plan.Levers`, switches that only benchmarks flip.)
     fit_intercept : bool, default=False
         Not part of the paper's model. When True, a constant feature of value
         ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
@@ -328,7 +326,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         """
         self._validate_params()
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
-        options = _solver_options(self.optimizer, self.v_closed_form, self.solver_options)
+        options, levers = solver_options(self.optimizer, self.v_closed_form,
+                                         self.solver_options)
         if cache is not None and not isinstance(cache, FitCache):
             raise ValueError(f"cache must be a glocal.FitCache, got "
                              f"{type(cache).__name__}")
@@ -339,8 +338,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         initial_point = (None if init is None else
                          self._initial_point(init, n_features, *data.Y.shape, data.n_groups))
         # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
-        # cost more than they give: measured 5-9 s instead of 0.8 s per Enron fit on two
-        # busy cores. scikit-learn's KMeans makes the same choice.
+        # cost more than they give. scikit-learn's KMeans makes the same choice.
         progress = (fit_progress(self, type(self).__name__, self.verbose) if self.verbose
                     else None)
         callbacks = [function for function in
@@ -349,7 +347,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         with threadpool_limits(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,
-                                random_state=rng.randint(2**31 - 1),
+                                levers=levers, random_state=rng.randint(2**31 - 1),
                                 callback=_all_of(callbacks), initial_point=initial_point)
         if progress is not None:
             progress.finish()
@@ -407,11 +405,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
     @property
     def local_correlations_(self):
-        return _correlations_from_laplacians(self.Z_)
+        return local_correlations(self.Z_)
 
     @property
     def global_correlation_(self):
-        return np.tensordot(self._group_fractions, self.local_correlations_, axes=1)
+        return global_correlation(self.local_correlations_, self._group_fractions)
 
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when fitted with ``normalize_rows``."""
@@ -459,49 +457,6 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return expit(self.decision_function(X))
 
 
-class FitCache:
-    """Work shared by GLOCAL fits on the same X, passed to ``fit(..., cache=)``.
-
-    The first fit that needs them computes, and the next ones reuse, what depends on X and
-    the groups only: the k-means groups (per ``n_groups``, ``normalize_rows`` and seed) and
-    the feature second moments X^T X and X_m^T X_m (per groups, ``fit_intercept``,
-    ``intercept_scaling`` and ``normalize_rows``). A fit with a cache gives the same result
-    as without it. `glocal.GLOCALCV` keeps one per fold, shared by all the settings of its
-    grid. A cache belongs to one X: a fit on other features is a ValueError.
-
-    Examples
-    --------
-    >>> from glocal import GLOCAL, FitCache
-    >>> from glocal.datasets import make_glocal_data
-    >>> data = make_glocal_data(random_state=0)
-    >>> cache = FitCache()
-    >>> strong = GLOCAL(lam2=10.0, random_state=0).fit(data.X, data.Y, cache=cache)
-    >>> weak = GLOCAL(lam2=1.0, random_state=0).fit(data.X, data.Y, init=strong, cache=cache)
-    """
-
-    def __init__(self):
-        self._entries = {}
-        self._fingerprint = None
-
-    def _check_features(self, X):
-        """Record X's fingerprint at the first fit; a later X must match it."""
-        parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (np.ascontiguousarray(X),)
-        digest = hashlib.blake2b(digest_size=16)
-        for part in parts:
-            digest.update(np.ascontiguousarray(part).view(np.uint8))
-        fingerprint = (X.shape, sp.issparse(X), digest.hexdigest())
-        if self._fingerprint is None:
-            self._fingerprint = fingerprint
-        elif fingerprint != self._fingerprint:
-            raise ValueError("this FitCache holds the work of fits on other features X; use "
-                             "one FitCache per X")
-
-    def _get(self, key, compute):
-        if key not in self._entries:
-            self._entries[key] = compute()
-        return self._entries[key]
-
-
 def _all_of(callbacks):
     """One callback calling each of ``callbacks`` (None for none)."""
     if not callbacks:
@@ -518,96 +473,6 @@ def _linear_scores(X, W, U, intercept):
     return np.asarray(X @ W) @ U.T + intercept
 
 
-def glocal_data(X, Y, groups, model, options, rng, cache=None):
-    """The solver's `GlocalData` of a fit of ``model`` (its hyperparameters only) on (X, Y).
-
-    The one data path of `GLOCAL.fit`: it checks the data, scales the rows
-    (``normalize_rows``), finds or checks the groups, appends the constant feature
-    (``fit_intercept``), weighs the entries (``class_weight``) and forms the feature second
-    moments, in memory or, for a Dask X, over its chunks (`glocal.dask_backend`). ``cache``
-    (a `FitCache`) shares the groups and moments between fits on the same X. Returns the
-    data, the group id of every sample and the seconds spent finding the groups.
-    """
-    if _validation.is_dask_array(X):
-        return _dask_data(X, Y, groups, model, options, rng)
-    return _in_memory_data(X, Y, groups, model, options, rng, cache)
-
-
-def _in_memory_data(X, Y, groups, model, options, rng, cache):
-    """`glocal_data` of arrays and scipy-sparse matrices."""
-    # A sparse Y stays sparse where the solver supports it: the closed form of V (see
-    # GLOCAL.fit).
-    keep_sparse = v_by_closed_form(LabelFit(model.loss, model.class_weight is not None),
-                                   options)
-    X = _validation.check_features(X)
-    Y_signed, J = _validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
-    if cache is None:
-        cache = FitCache()
-    else:  # a fresh cache has nothing to guard: hash X only for a cache that is reused
-        cache._check_features(X)
-    if model.normalize_rows:
-        X = normalize(X)
-    n_samples = X.shape[0]
-
-    tic = time.perf_counter()
-    if groups is None:
-        _validation.check_n_groups(model.n_groups, n_samples)
-        key = ("kmeans", model.normalize_rows, model.n_groups, rng.randint(2**31 - 1))
-        groups = cache._get(key, lambda: kmeans_groups(X, *key[2:]))
-    else:
-        groups = compact_group_ids(_validation.check_groups(groups, n_samples))
-    clustering_time = time.perf_counter() - tic
-
-    if model.fit_intercept:
-        X = _append_constant(X, model.intercept_scaling)
-    weights = (balanced_class_weights(Y_signed, J) if model.class_weight == "balanced"
-               else None)
-    data = GlocalData(X, Y_signed, J, group_index(groups), model.lam, model.lam2, model.lam3,
-                      model.lam4, loss=model.loss, weights=weights, lam_v=model.lam_v)
-    key = ("grams", model.normalize_rows, model.fit_intercept, model.intercept_scaling,
-           data.has_manifold_terms, groups.tobytes())
-    grams = cache._get(key, lambda: with_feature_grams(data))
-    data = replace(data, X=grams.X, gram=grams.gram, group_grams=grams.group_grams)
-    return data, groups, clustering_time
-
-
-def _dask_data(X, Y, groups, model, options, rng):
-    """`glocal_data` of a Dask X: the samples reached through
-    `glocal.dask_backend.DaskSamples` (no entry weights, V solved column by column)."""
-    from . import dask_backend
-
-    if model.class_weight is not None:
-        raise ValueError("GLOCAL on Dask arrays weighs every observed entry alike: use "
-                         "class_weight=None")
-    if not options.v_closed_form:
-        raise ValueError("GLOCAL on Dask arrays solves V column by column: use "
-                         "v_closed_form=True")
-    n_columns = X.shape[1] + model.fit_intercept
-    X, Y_signed, J = dask_backend.check_training_data(X, Y)
-    if model.normalize_rows:  # row by row, so chunk by chunk
-        X = X.map_blocks(normalize, dtype=float)
-    seed = rng.randint(2**31 - 1) if groups is None else None
-    groups, sizes, clustering_time = dask_backend.fit_groups(X, groups, model.n_groups, seed)
-    if model.fit_intercept:
-        X = X.map_blocks(_append_constant, model.intercept_scaling, dtype=float,
-                         chunks=(X.chunks[0], (n_columns,)))
-    samples = dask_backend.DaskSamples(groups, sizes)
-    data = GlocalData(X, Y_signed, J, None, model.lam, model.lam2, model.lam3, model.lam4,
-                      loss=model.loss, lam_v=model.lam_v, samples=samples)
-    max_features = min(dask_backend.MAX_FEATURES, options.max_dense_features)
-    return with_feature_grams(data, max_features=max_features), groups, clustering_time
-
-
-def _solver_options(optimizer, v_closed_form, extra):
-    """The `SolverOptions` of a fit; unknown names in ``extra`` are a ValueError."""
-    extra = dict(extra or {})
-    allowed = set(SolverOptions.__dataclass_fields__) - {"optimizer", "v_closed_form"}
-    unknown = sorted(set(extra) - allowed)
-    if unknown:
-        raise ValueError(f"unknown solver_options {unknown}; expected some of {sorted(allowed)}")
-    return SolverOptions(optimizer=optimizer, v_closed_form=v_closed_form, **extra)
-
-
 def _warn_unless_converged(result, init_max_iter, max_iter, tol):
     """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
     for converged, loop, cap, name in [
@@ -618,18 +483,6 @@ def _warn_unless_converged(result, init_max_iter, max_iter, tol):
             _validation.warn_once(f"GLOCAL's {loop} stopped at {name}={cap} before its "
                                   f"relative decrease fell below tol={tol}; increase {name} "
                                   "or tol", ConvergenceWarning)
-
-
-def _append_constant(X, value):
-    column = np.full((X.shape[0], 1), value)
-    return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
-
-
-def _correlations_from_laplacians(Z):
-    """Label correlations in [-1, 1] from Laplacian factors: 1 on the diagonal, -Z Z^T off it."""
-    gram = np.einsum("mik,mjk->mij", Z, Z)
-    l = Z.shape[1]
-    return np.where(np.eye(l, dtype=bool)[None], 1.0, -gram)
 
 
 class GLObal(GLOCAL):

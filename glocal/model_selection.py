@@ -32,8 +32,8 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # paper's): the squared hinge, a bias per label, no shrinkage of V (lam_v = 0) and
 # n_latent = min(n_labels, MAX_DEFAULT_LATENT), set in `fit` from the labels. With lam_v = 0
 # only the coupling to W^T X holds the scale of V, and block descent drifts slowly along the
-# rescalings of U V; the solver's rescaling step (`glocal.solver.SolverOptions.rebalance`,
-# on when lam_v = 0; measurements there) removes most of that drift. The caps stay above the
+# rescalings of U V; the solver's rescaling step (`glocal.plan.Levers.rebalance`, on when
+# lam_v = 0; measured in the Performance study) removes most of that drift. The caps stay above the
 # needs of the slowest shared set: birds, whose raw features reach from 1e-3 to 1e5 (LinearSVC
 # does not converge on it either), needed 95-218 initialisation rounds and 8-100
 # outer iterations at the settings CV chose on a 60/40 split (rho = 0.3, 0.7, 1), hence
@@ -42,8 +42,9 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # by 6e-5 of its value per iteration after 200, V and W trading small decreases.
 #
 # v_closed_form=False: V by preconditioned trust regions on the whole block, stopped at the
-# block tolerance, instead of Newton's method on every column run to rounding: 1.15 to 2.1
-# times faster in the refit (benchmarks/bench_recommended.py --levers), for the same model.
+# block tolerance, instead of Newton's method on every column run to rounding: faster in the
+# refit for the same model (benchmarks/bench_recommended.py --levers, in the Performance
+# study).
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
                             "max_iter": 200, "init_max_iter": 300, "v_closed_form": False}
 MAX_DEFAULT_LATENT = 100
@@ -58,15 +59,15 @@ MAX_DEFAULT_LATENT = 100
 # won on scene and cal500, raw rows on the others; lam2 = 16 on cal500 and on scene at
 # rho = 1. n_latent = min(n_labels, 100) (`MAX_DEFAULT_LATENT`): on cal500 (174 labels)
 # n_latent = 30, 60, 100, 174 gave test Ap 0.5020, 0.5027, 0.5027, 0.5027 at rho = 0.3 and
-# 0.4984, 0.5025, 0.5033, 0.5033 at rho = 1; the cap cost nothing there, and the search
-# took 35 and 113 s with it against 168 and 220 s without (k x k blocks in the solver).
+# 0.4984, 0.5025, 0.5033, 0.5033 at rho = 1; the cap cost nothing there and bounds the
+# solver's k x k blocks, hence the search's time.
 DEFAULT_PARAM_GRID = {"lam2": [16.0, 4.0, 2.0, 1.0], "normalize_rows": [False, True]}
 
 # Looser block solves in the fits along a path (GLOCAL's defaults: 100 iterations, stop at
-# 1e-4 of the starting gradient norm). Measured on Arts (benchmarks/bench_glocalcv.py): the
-# Z block's conjugate gradients ran to 100 iterations on every outer iteration, a quarter
-# of a fold's time, for label Laplacians weighted by lam3 = lam4 = 1e-3; block_rtol 1e-2
-# saves another 15% and moves no mean CV score by more than 0.0006.
+# 1e-4 of the starting gradient norm). On Arts (benchmarks/bench_glocalcv.py) the Z block's
+# conjugate gradients otherwise ran to their cap on every outer iteration, for label
+# Laplacians weighted by lam3 = lam4 = 1e-3; block_rtol 1e-2 moved no mean CV score by more
+# than 0.0006.
 PATH_SOLVER_OPTIONS = {"block_max_iter": 20, "block_rtol": 1e-2}
 
 

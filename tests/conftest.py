@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from glocal import _validation
 from glocal.groups import group_index
 from glocal.objective import GlocalData
+from glocal.second_moments import THROUGH_SAMPLES, Gram, GroupGrams
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +59,7 @@ def _make_problem(seed=0, n=50, d=8, l=6, k=3, g=3, missing=True, sparse=False,
     """A random `GlocalData` and a random point (U, V, W, Z), plus the dense X.
 
     ``grams``: "none" (products through X), "gram" (X^T X only) or "all" (X^T X and the
-    per-group second moments), forcing each code path of `objective.moment_product`.
+    per-group second moments), forcing each kind of `glocal.second_moments`.
     """
     rng = np.random.default_rng(seed)
     X_dense = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.4)
@@ -71,12 +72,13 @@ def _make_problem(seed=0, n=50, d=8, l=6, k=3, g=3, missing=True, sparse=False,
         Y = Y * J
     groups = rng.permutation(np.arange(n) % g)
     index = group_index(groups)
-    gram = group_grams = None
-    if grams in ("gram", "all"):
-        gram = X_dense.T @ X_dense
+    moments = THROUGH_SAMPLES
+    if grams == "gram":
+        moments = Gram(X_dense.T @ X_dense)
     if grams == "all":
-        group_grams = np.stack([X_dense[idx].T @ X_dense[idx] for idx in index])
-    data = GlocalData(X, Y, J, index, lam, lam2, lam3, lam4, gram=gram, group_grams=group_grams)
+        moments = GroupGrams(X_dense.T @ X_dense,
+                             np.stack([X_dense[idx].T @ X_dense[idx] for idx in index]))
+    data = GlocalData(X, Y, J, index, lam, lam2, lam3, lam4, moments=moments)
     U = rng.standard_normal((l, k))
     V = rng.standard_normal((k, n))
     W = 0.5 * rng.standard_normal((d, k))

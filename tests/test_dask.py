@@ -144,3 +144,27 @@ def test_decision_function_checks_the_dask_features():
     model = GLOCAL(**KW).fit(X, Y, groups=groups)
     with pytest.raises(ValueError, match="9 features"):
         model.decision_function(da.zeros((5, 4), chunks=2))
+
+
+def test_wide_features_form_no_feature_by_feature_matrix():
+    """Above the limit of features for which a backend keeps X^T X, every product with X goes
+    through its chunks: no d x d array is made anywhere in the fit (traced by tracemalloc,
+    which sees numpy's allocations)."""
+    import tracemalloc
+
+    from glocal.plan import MAX_BACKEND_FEATURES
+
+    n, d = 40, MAX_BACKEND_FEATURES + 1
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.01)
+    Y = (X[:, :3] + 0.1 * rng.standard_normal((n, 3)) > 0).astype(float)
+    model = GLOCAL(n_latent=2, lam3=0.1, lam4=0.1, max_iter=2, init_max_iter=2)
+    tracemalloc.start()
+    try:
+        model.fit(da.from_array(X, chunks=(15, -1)), da.from_array(Y, chunks=(15, -1)),
+                  groups=np.arange(n) % 2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * d * d / 4, f"{peak / 2**20:.0f} MiB traced"
+    assert model.W_.shape == (d, 2) and np.all(np.isfinite(model.W_))

@@ -173,7 +173,7 @@ def test_sparse_matches_dense(multilabel_data, observed):
     # more exact point, the main loop's blocks start at rounding-level gradients, and sparse
     # and dense rounding then grows to ~1e-7 in U V over the outer iterations.
     tight = dict(max_iter=300, init_max_iter=300, tol=1e-13,
-                 solver_options={"init_acceleration": 0})
+                 solver_options={"_levers": {"init_acceleration": 0}})
     dense = _small(**tight).fit(X, Y)
     sparse = _small(**tight).fit(sp.csr_matrix(X), Y)
     np.testing.assert_array_equal(sparse.groups_, dense.groups_)

@@ -308,15 +308,15 @@ def test_a_nan_score_ranks_last(data):
 def test_solver_starts_from_a_given_point(make_problem):
     """The starting-point hook of `glocal_fit`: from its own solution Algorithm 1 starts where
     the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""
-    from glocal.solver import SolverOptions, glocal_fit
+    from glocal.plan import Levers
+    from glocal.solver import glocal_fit
 
     data, _, _ = make_problem(seed=3)
     first = glocal_fit(data, 3, random_state=0)
     point = (first.U, first.V, first.W, first.Z)
     # Plain basic-model initialisation: the accelerated one re-solves V before its first round.
-    plain = SolverOptions(init_acceleration=0)
     again = glocal_fit(data, 3, init_max_iter=0, random_state=1, initial_point=point,
-                       options=plain)
+                       levers=Levers(init_acceleration=0))
     assert again.objective_history[0] == pytest.approx(first.objective_history[-1], rel=1e-10)
     assert again.n_iter <= 2
     assert np.all(np.diff(again.objective_history) <= 0)

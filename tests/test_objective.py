@@ -1,9 +1,10 @@
-"""glocal.objective against autograd derivatives of the paper's objective (Eq. 4).
+"""The terms of the objective (glocal.objective, label_fit, coupling, second_moments,
+laplacians) against autograd derivatives of the paper's objective (Eq. 4).
 
 The reference (`paper_objective` in conftest) is written from the paper's formula in the
-paper's layout and shares no code with glocal.objective. Every case runs with missing and
-full labels, dense and CSR features, and the three code paths of `moment_product`
-(products through X, through X^T X only, through all the group second moments).
+paper's layout and shares no code with glocal. Every case runs with missing and full labels,
+dense and CSR features, and the three kinds of second moments (products through X, through
+X^T X only, through all the group second moments).
 """
 
 import itertools
@@ -15,7 +16,12 @@ import numpy as np
 import pytest
 from autograd import grad, hessian
 
+from glocal import coupling, optimizers, plan
+from glocal import laplacians as lap
 from glocal import objective as obj
+from glocal import second_moments as sm
+from glocal.correlation import FeatureSide
+from glocal.label_fit import u_statistics
 
 CASES = [dict(missing=m, sparse=s, grams=gm)
          for m, s, gm in itertools.product((True, False), (False, True), ("none", "gram", "all"))]
@@ -65,19 +71,54 @@ def case(request, make_problem, paper_objective):
                            basic=basic, rng=rng, k=U.shape[1])
 
 
-def _w_weights(U, Z, data):
-    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), data)
-    return obj.moment_weights(H, data, U.shape[1])
+def label_weights(P, data):
+    """The label-side weights B_m of the paper's terms at P = X W."""
+    return lap.label_side_weights(coupling.group_grams(P, data), data.group_fractions,
+                                  data.lam3, data.lam4)
+
+
+def _terms(data, preconditioned=False):
+    return lap.LabelLaplacians(data.lam3, data.lam4, data.group_fractions, preconditioned)
+
+
+def _u_sides(Z, B, data):
+    """The paper's terms in the U block, or none (B None: the basic model)."""
+    return () if B is None else (_terms(data).u_side(Z, B),)
+
+
+def _w_side(U, Z, data):
+    """The paper's terms in the W block (None: the basic model)."""
+    return FeatureSide(lap.feature_side_weights(lap.laplacian_weights(U, Z),
+                                                data.group_fractions, data.lam3, data.lam4))
+
+
+def _w_product(side, data):
+    return obj.w_products(data, side)[0]
 
 
 def _u_stats(V, case, chunk=7):
     """U-block statistics, built in small column chunks to cover the chunked path."""
-    return obj.u_statistics(V, case.data, chunk=chunk)
+    return u_statistics(V, case.data, chunk=chunk)
 
 
-def _w_cost_grad(W, V, Ht, data):
+def u_cost_grad(U, term, Z, B, data):
+    """The U block's cost and gradient with the paper's terms (B None: the basic model)."""
+    return obj.u_cost_grad(U, term, data.lam2, _u_sides(Z, B, data))
+
+
+def u_hessp(D, term, Z, B, data, U=None):
+    """The U block's Hessian product with the paper's terms (B None: the basic model)."""
+    return obj.u_hessp(D, term, data.lam2, U, _u_sides(Z, B, data))
+
+
+def _w_cost_grad(W, V, side, data):
     XtV = np.asarray(data.X.T @ V.T)
-    return obj.w_cost_grad(W, XtV, float(np.sum(V ** 2)), Ht, data)
+    return obj.w_cost_grad(W, XtV, float(np.sum(V ** 2)), _w_product(side, data), data.lam,
+                           data.lam2)
+
+
+def _w_hessp(D, side, data):
+    return obj.w_hessp(D, _w_product(side, data), data.lam2)
 
 
 # --- values ------------------------------------------------------------------------------
@@ -86,8 +127,8 @@ def test_objective_matches_paper_formula(case):
     U, V, W, Z = case.point
     expected = case.full(U, V, W, Z)
     assert case.data.has_manifold_terms
-    close(obj.objective(U, V, W, Z, case.data), expected, 1e-11)
-    close(obj.objective(U, V, W, Z, case.data, P=case.X @ W), expected, 1e-11)
+    close(lap.objective(U, V, W, Z, case.data), expected, 1e-11)
+    close(lap.objective(U, V, W, Z, case.data, P=case.X @ W), expected, 1e-11)
     # The manifold terms are not negligible here, so the comparison sees them.
     assert abs(expected - case.basic(U, V, W, Z)) > 1e-3 * abs(expected)
 
@@ -96,15 +137,15 @@ def test_basic_objective_matches_paper_formula(case):
     U, V, W, Z = case.point
     close(obj.basic_objective(U, V, W, case.data), case.basic(U, V, W, Z), 1e-11)
     no_manifold = replace(case.data, lam3=0.0, lam4=0.0)
-    close(obj.objective(U, V, W, Z, no_manifold), case.basic(U, V, W, Z), 1e-11)
+    close(lap.objective(U, V, W, Z, no_manifold), case.basic(U, V, W, Z), 1e-11)
 
 
 def test_manifold_term_has_both_forms(case):
     """sum_m tr(Z_m^T U B_m U^T Z_m) == sum_m tr(P_m H_m P_m^T) (label side vs feature side)."""
     U, V, W, Z = case.point
     P = case.X @ W
-    label_side = obj.manifold_term(U, Z, obj.label_side_weights(P, case.data))
-    H = obj.feature_side_weights(obj.laplacian_weights(U, Z), case.data)
+    label_side = lap.manifold_term(U, Z, label_weights(P, case.data))
+    H = _w_side(U, Z, case.data).weights
     feature_side = sum(np.trace(P[idx] @ H_m @ P[idx].T)
                        for idx, H_m in zip(case.data.group_index, H))
     close(label_side, feature_side, 1e-11)
@@ -115,10 +156,10 @@ def test_manifold_term_has_both_forms(case):
 
 def test_u_gradient(case):
     U, V, W, Z = case.point
-    B = obj.label_side_weights(case.X @ W, case.data)
-    cost, gradient = obj.u_cost_grad(U, _u_stats(V, case), Z, B, case.data)
+    B = label_weights(case.X @ W, case.data)
+    cost, gradient = u_cost_grad(U, _u_stats(V, case), Z, B, case.data)
     close(gradient, grad(case.full, 0)(U, V, W, Z))
-    _, gradient_basic = obj.u_cost_grad(U, _u_stats(V, case), Z, None, case.data)
+    _, gradient_basic = u_cost_grad(U, _u_stats(V, case), Z, None, case.data)
     close(gradient_basic, grad(case.basic, 0)(U, V, W, Z))
 
 
@@ -127,12 +168,12 @@ def test_u_cost_is_the_label_terms_exactly(case):
     just up to a constant."""
     U, V, W, Z = case.point
     data = case.data
-    residual = obj.label_residual(U, V, data)
-    B = obj.label_side_weights(case.X @ W, data)
+    residual = data.label.residual(U, V, data)
+    B = label_weights(case.X @ W, data)
     expected = float(np.sum(residual ** 2) + data.lam2 * np.sum(U ** 2))
-    close(obj.u_cost_grad(U, _u_stats(V, case), Z, None, data)[0], expected, 1e-11)
-    close(obj.u_cost_grad(U, _u_stats(V, case, chunk=4096), Z, B, data)[0],
-          expected + obj.manifold_term(U, Z, B), 1e-11)
+    close(u_cost_grad(U, _u_stats(V, case), Z, None, data)[0], expected, 1e-11)
+    close(u_cost_grad(U, _u_stats(V, case, chunk=4096), Z, B, data)[0],
+          expected + lap.manifold_term(U, Z, B), 1e-11)
 
 
 def test_v_gradient(case):
@@ -143,7 +184,7 @@ def test_v_gradient(case):
 
 def test_w_gradient(case):
     U, V, W, Z = case.point
-    _, gradient = _w_cost_grad(W, V, _w_weights(U, Z, case.data), case.data)
+    _, gradient = _w_cost_grad(W, V, _w_side(U, Z, case.data), case.data)
     close(gradient, grad(case.full, 2)(U, V, W, Z))
     _, gradient_basic = _w_cost_grad(W, V, None, case.data)
     close(gradient_basic, grad(case.basic, 2)(U, V, W, Z))
@@ -151,20 +192,20 @@ def test_w_gradient(case):
 
 def test_z_gradient(case):
     U, V, W, Z = case.point
-    B = obj.label_side_weights(case.X @ W, case.data)
-    _, gradient = obj.z_cost_grad(Z, U, B)
+    B = label_weights(case.X @ W, case.data)
+    _, gradient = lap.z_cost_grad(Z, U, B)
     close(gradient, grad(case.full, 3)(U, V, W, Z))
 
 
 # --- Hessian-vector products --------------------------------------------------------------
 
-def test_u_hessp(case):
+def testu_hessp(case):
     U, V, W, Z = case.point
     D = case.rng.standard_normal(U.shape)
-    B = obj.label_side_weights(case.X @ W, case.data)
+    B = label_weights(case.X @ W, case.data)
     stats = _u_stats(V, case)
-    close(obj.u_hessp(D, stats, Z, B, case.data), hvp(case.full, 0, (U, V, W, Z), D))
-    close(obj.u_hessp(D, stats, Z, None, case.data), hvp(case.basic, 0, (U, V, W, Z), D))
+    close(u_hessp(D, stats, Z, B, case.data), hvp(case.full, 0, (U, V, W, Z), D))
+    close(u_hessp(D, stats, Z, None, case.data), hvp(case.basic, 0, (U, V, W, Z), D))
 
 
 def test_v_hessp(case):
@@ -176,16 +217,16 @@ def test_v_hessp(case):
 def test_w_hessp(case):
     U, V, W, Z = case.point
     D = case.rng.standard_normal(W.shape)
-    close(obj.w_hessp(D, _w_weights(U, Z, case.data), case.data),
+    close(_w_hessp(D, _w_side(U, Z, case.data), case.data),
           hvp(case.full, 2, (U, V, W, Z), D))
-    close(obj.w_hessp(D, None, case.data), hvp(case.basic, 2, (U, V, W, Z), D))
+    close(_w_hessp(D, None, case.data), hvp(case.basic, 2, (U, V, W, Z), D))
 
 
 def test_z_hessp(case):
     U, V, W, Z = case.point
     D = case.rng.standard_normal(Z.shape)
-    B = obj.label_side_weights(case.X @ W, case.data)
-    close(obj.z_hessp(D, U, B), hvp(case.full, 3, (U, V, W, Z), D))
+    B = label_weights(case.X @ W, case.data)
+    close(lap.z_hessp(D, U, B), hvp(case.full, 3, (U, V, W, Z), D))
 
 
 # --- each block cost is the objective up to a constant in its block ----------------------
@@ -198,12 +239,12 @@ def _assert_same_differences(cost_1, cost_2, objective_1, objective_2):
 def test_u_cost_is_objective_up_to_constant(case):
     U, V, W, Z = case.point
     U2 = case.other[0]
-    B = obj.label_side_weights(case.X @ W, case.data)
-    _assert_same_differences(obj.u_cost_grad(U, _u_stats(V, case), Z, B, case.data)[0],
-                             obj.u_cost_grad(U2, _u_stats(V, case), Z, B, case.data)[0],
+    B = label_weights(case.X @ W, case.data)
+    _assert_same_differences(u_cost_grad(U, _u_stats(V, case), Z, B, case.data)[0],
+                             u_cost_grad(U2, _u_stats(V, case), Z, B, case.data)[0],
                              case.full(U, V, W, Z), case.full(U2, V, W, Z))
-    _assert_same_differences(obj.u_cost_grad(U, _u_stats(V, case), Z, None, case.data)[0],
-                             obj.u_cost_grad(U2, _u_stats(V, case), Z, None, case.data)[0],
+    _assert_same_differences(u_cost_grad(U, _u_stats(V, case), Z, None, case.data)[0],
+                             u_cost_grad(U2, _u_stats(V, case), Z, None, case.data)[0],
                              case.basic(U, V, W, Z), case.basic(U2, V, W, Z))
 
 
@@ -219,9 +260,9 @@ def test_v_cost_is_objective_up_to_constant(case):
 def test_w_cost_is_objective_up_to_constant(case):
     U, V, W, Z = case.point
     W2 = case.other[2]
-    Ht = _w_weights(U, Z, case.data)
-    _assert_same_differences(_w_cost_grad(W, V, Ht, case.data)[0],
-                             _w_cost_grad(W2, V, Ht, case.data)[0],
+    side = _w_side(U, Z, case.data)
+    _assert_same_differences(_w_cost_grad(W, V, side, case.data)[0],
+                             _w_cost_grad(W2, V, side, case.data)[0],
                              case.full(U, V, W, Z), case.full(U, V, W2, Z))
     _assert_same_differences(_w_cost_grad(W, V, None, case.data)[0],
                              _w_cost_grad(W2, V, None, case.data)[0],
@@ -231,21 +272,21 @@ def test_w_cost_is_objective_up_to_constant(case):
 def test_z_cost_is_objective_up_to_constant(case):
     U, V, W, Z = case.point
     Z2 = case.other[3]
-    B = obj.label_side_weights(case.X @ W, case.data)
-    _assert_same_differences(obj.z_cost_grad(Z, U, B)[0], obj.z_cost_grad(Z2, U, B)[0],
+    B = label_weights(case.X @ W, case.data)
+    _assert_same_differences(lap.z_cost_grad(Z, U, B)[0], lap.z_cost_grad(Z2, U, B)[0],
                              case.full(U, V, W, Z), case.full(U, V, W, Z2))
 
 
 def test_cost_and_gradient_are_consistent(case):
     """The value returned with each gradient is the cost the gradient belongs to."""
     U, V, W, Z = case.point
-    B = obj.label_side_weights(case.X @ W, case.data)
-    Ht = _w_weights(U, Z, case.data)
+    B = label_weights(case.X @ W, case.data)
+    side = _w_side(U, Z, case.data)
     blocks = [
-        (U, lambda x: obj.u_cost_grad(x, _u_stats(V, case), Z, B, case.data)),
+        (U, lambda x: u_cost_grad(x, _u_stats(V, case), Z, B, case.data)),
         (V, lambda x: obj.v_cost_grad(x, U, case.X @ W, case.data)),
-        (W, lambda x: _w_cost_grad(x, V, Ht, case.data)),
-        (Z, lambda x: obj.z_cost_grad(x, U, B)),
+        (W, lambda x: _w_cost_grad(x, V, side, case.data)),
+        (Z, lambda x: lap.z_cost_grad(x, U, B)),
     ]
     for x, cost_grad in blocks:
         D = case.rng.standard_normal(x.shape)
@@ -289,7 +330,7 @@ def test_v_decrease_is_the_cost_difference(case):
 def test_u_row_hessians_are_the_basic_hessian_blocks(case):
     U, V, W, Z = case.point
     l, k = U.shape
-    blocks = obj.u_row_hessians(_u_stats(V, case), case.data)
+    blocks = obj.u_row_hessians(_u_stats(V, case), case.data.lam2)
     H = hessian(case.basic, 0)(U, V, W, Z)  # shape (l, k, l, k)
     blocks = np.broadcast_to(blocks, (l, k, k))  # one shared block when all are observed
     for i in range(l):
@@ -304,35 +345,38 @@ def test_u_row_hessians_are_the_basic_hessian_blocks(case):
 def test_moment_product_paths_agree(make_problem):
     data, (U, V, W, Z), X = make_problem(seed=7, grams="all")
     D = np.random.default_rng(7).standard_normal(W.shape)
-    Ht = _w_weights(U, Z, data)
-    through_x = replace(data, gram=None, group_grams=None)
-    gram_only = replace(data, group_grams=None)
+    side = _w_side(U, Z, data)
+    Ht = side.weights + data.lam * np.eye(U.shape[1])
+    through_x = replace(data, moments=sm.THROUGH_SAMPLES)
+    gram_only = replace(data, moments=sm.Gram(data.moments.gram))
     expected = sum(X[idx].T @ X[idx] @ D @ Ht_m for idx, Ht_m in zip(data.group_index, Ht))
     for variant in (data, through_x, gram_only):
-        close(obj.moment_product(D, Ht, variant), expected, 1e-12)
-        close(obj.moment_product(D, None, variant), data.lam * X.T @ X @ D, 1e-12)
+        close(_w_product(side, variant)(D), expected, 1e-12)
+        close(_w_product(None, variant)(D), data.lam * X.T @ X @ D, 1e-12)
 
 
-def test_with_feature_grams(make_problem):
+def test_resolve_feature_moments(make_problem):
     data, _, X = make_problem(seed=3, n=50, d=8, g=3, grams="none")  # d^2 < 2 nnz, g d^2 < 2 nnz
-    attached = obj.with_feature_grams(data)
-    close(attached.gram, X.T @ X, 1e-13)
-    close(attached.group_grams,
+    attached = plan.resolve_feature_moments(replace(data, moments="auto"))
+    close(attached.moments.gram, X.T @ X, 1e-13)
+    close(attached.moments.group_grams,
           np.stack([X[idx].T @ X[idx] for idx in data.group_index]), 1e-13)
-    assert obj.with_feature_grams(replace(data, lam3=0.0, lam4=0.0)).group_grams is None
-    too_small = obj.with_feature_grams(data, memory_limit=8)
-    assert too_small.gram is None and too_small.group_grams is None
+    no_terms = plan.resolve_feature_moments(replace(data, lam3=0.0, lam4=0.0))
+    assert no_terms.moments.has_gram and not no_terms.moments.has_group_grams
+    too_small = plan.resolve_feature_moments(data, memory_limit=8)
+    assert too_small.moments is sm.THROUGH_SAMPLES
     # Many features, few non-zeros: products through X are cheaper, nothing is attached.
     wide, _, _ = make_problem(seed=3, n=20, d=60, sparse=True)
-    wide_attached = obj.with_feature_grams(wide)
-    assert wide_attached.gram is None and wide_attached.group_grams is None
+    wide_attached = plan.resolve_feature_moments(wide)
+    assert wide_attached.moments is sm.THROUGH_SAMPLES
     # ... and X is stored by columns, the same matrix.
     assert wide_attached.X.format == "csc"
     assert (wide_attached.X != wide.X).nnz == 0
     # More samples than features: products through X (no room for X^T X) keep its rows.
     tall, _, _ = make_problem(seed=3, n=200, d=60, sparse=True)
-    tall_attached = obj.with_feature_grams(tall, memory_limit=8)
-    assert tall_attached.gram is None and tall_attached.X.format == tall.X.format == "csr"
+    tall_attached = plan.resolve_feature_moments(tall, memory_limit=8)
+    assert tall_attached.moments is sm.THROUGH_SAMPLES
+    assert tall_attached.X.format == tall.X.format == "csr"
 
 
 # --- the basic model on second moments (every label observed) ------------------------------
@@ -341,30 +385,33 @@ def test_with_feature_grams(make_problem):
 def test_implicit_v_is_the_closed_form_with_its_statistics(make_problem, sparse):
     data, (U, V, W, Z), X = make_problem(seed=11, missing=False, sparse=sparse, grams="gram")
     data = replace(data, lam_v=0.3)  # a V weight apart from lam2 goes into A as well
-    moments = obj.label_moments(data)
-    close(moments.features, X.T @ data.Y.T, 1e-13)
-    close(moments.labels, data.Y @ data.Y.T, 1e-13)
-    implicit = obj.implicit_v_closed_form(U, W, data, moments)
+    basic = sm.basic_moments(data)
+    close(basic.features, X.T @ data.Y.T, 1e-13)
+    close(basic.labels, data.Y @ data.Y.T, 1e-13)
+    implicit = sm.implicit_v_closed_form(U, W, basic)
     V_star = obj.v_closed_form(U, X @ W, data)
-    close(obj.materialize_v(implicit, data), V_star, 1e-11)
+    close(implicit.array(data), V_star, 1e-11)
     close(implicit.XtV, X.T @ V_star.T, 1e-11)
     close(implicit.YVt, data.Y @ V_star.T, 1e-11)
     close(implicit.VVt, V_star @ V_star.T, 1e-11)
-    close(obj.implicit_basic_objective(U, implicit, W, data, moments),
-          obj.basic_objective(U, V_star, W, data), 1e-11)
+    close(implicit.basic_objective(U, W, basic), obj.basic_objective(U, V_star, W, data),
+          1e-11)
+    # A start V = W^T X is F = W, G = 0.
+    start = sm.implicit_v(W, np.zeros((data.Y.shape[0], W.shape[1])), basic)
+    close(start.array(data), (X @ W).T, 1e-11)
+    close(start.basic_objective(U, W, basic), obj.basic_objective(U, (X @ W).T, W, data),
+          1e-11)
 
 
 def test_implicit_v_decrease_and_group_grams(make_problem):
     data, (U, V, W, Z), X = make_problem(seed=12, missing=False, grams="all")
-    moments = obj.label_moments(data)
-    start = obj.implicit_v_closed_form(U + 0.5, 2.0 * W, data, moments)  # some other V
-    new = obj.implicit_v_closed_form(U, W, data, moments)
-    close(obj.implicit_v_decrease(start, new, U, data, moments),
-          obj.v_decrease(obj.materialize_v(start, data), obj.materialize_v(new, data), U, data),
-          1e-10)
-    close(obj.moment_group_grams(W, data), obj.group_grams(X @ W, data), 1e-11)
-    close(obj.label_side_weights(None, data, grams=obj.moment_group_grams(W, data)),
-          obj.label_side_weights(X @ W, data), 1e-11)
+    basic = sm.basic_moments(data)
+    start = sm.implicit_v_closed_form(U + 0.5, 2.0 * W, basic)  # some other V
+    new = sm.implicit_v_closed_form(U, W, basic)
+    close(start.decrease_to(new, U, basic),
+          obj.v_decrease(start.array(data), new.array(data), U, data), 1e-10)
+    close(sm.moment_group_grams(W, data.moments.group_grams),
+          coupling.group_grams(X @ W, data), 1e-11)
 
 
 # --- rescaling ----------------------------------------------------------------------------
@@ -380,7 +427,7 @@ def test_rebalance_is_the_best_rescaling(case, lam_v):
         return case.full(U, V, W, Z) + (0.0 if lam_v is None else
                                         (lam_v - data.lam2) * float(np.sum(V ** 2)))
 
-    U2, V2, W2, P2, decrease = obj.rebalance(U, V, W, data)
+    U2, V2, W2, P2, decrease = optimizers.rebalance(U, V, W, data, case.X @ W)
     close(P2, case.X @ W2, 1e-10)
     close(U2 @ V2, U @ V, 1e-10)
     close(U2 @ (case.X @ W2).T, U @ (case.X @ W).T, 1e-10)
@@ -391,12 +438,12 @@ def test_rebalance_is_the_best_rescaling(case, lam_v):
         A_inv = np.linalg.inv(A)
         assert full(U2 @ A, A_inv @ V2, W2 @ A_inv.T) >= full(U2, V2, W2)
     # At the best rescaling a second one has nothing left to gain.
-    assert obj.rebalance(U2, V2, W2, data)[4] <= 1e-10 * full(U2, V2, W2)
+    assert optimizers.rebalance(U2, V2, W2, data, P2)[4] <= 1e-10 * full(U2, V2, W2)
 
 
 def test_rebalance_leaves_a_singular_point(case):
     U, V, W, Z = case.point
     U = U.copy()
     U[:, 0] = 0.0  # U^T U singular: no rescaling is defined
-    U2, V2, W2, _, decrease = obj.rebalance(U, V, W, case.data)
+    U2, V2, W2, _, decrease = optimizers.rebalance(U, V, W, case.data, case.X @ W)
     assert decrease == 0.0 and U2 is U and V2 is V and W2 is W

@@ -5,10 +5,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from glocal import backends, optimizers, plan, problems, steps
+from glocal import laplacians as lap
 from glocal import objective as obj
-from glocal import problems, solver
+from glocal import preconditioners as pre
 from glocal._validation import check_labels
+from glocal.correlation import FeatureSide
 from glocal.groups import group_index
+from glocal.plan import Levers, resolve_feature_moments
 from glocal.protocol import sample_observed
 from glocal.solver import SolverOptions, glocal_fit
 
@@ -74,7 +78,7 @@ def test_callback_reports_every_round(fitted):
 def test_last_history_value_is_the_objective_at_the_returned_point(fitted, data,
                                                                  paper_objective):
     result, _ = fitted
-    value = obj.objective(result.U, result.V, result.W, result.Z, data)
+    value = lap.objective(result.U, result.V, result.W, result.Z, data)
     assert result.objective_history[-1] == pytest.approx(value, rel=1e-12)
     independent = paper_objective(result.U, result.V, result.W, result.Z, data.X, data.Y, data.J,
                                   data.group_index, data.lam, data.lam2, data.lam3, data.lam4)
@@ -88,14 +92,14 @@ def test_z_rows_unit_norm(fitted):
 
 def test_deterministic_for_a_given_random_state(data):
     a = glocal_fit(data, N_LATENT, max_iter=5, init_max_iter=5, random_state=3,
-                   options=SolverOptions(init="random"))
+                   levers=Levers(init="random"))
     b = glocal_fit(data, N_LATENT, max_iter=5, init_max_iter=5, random_state=3,
-                   options=SolverOptions(init="random"))
+                   levers=Levers(init="random"))
     for x, y in [(a.U, b.U), (a.V, b.V), (a.W, b.W), (a.Z, b.Z)]:
         np.testing.assert_array_equal(x, y)
     assert a.objective_history == b.objective_history
     c = glocal_fit(data, N_LATENT, max_iter=5, init_max_iter=5, random_state=4,
-                   options=SolverOptions(init="random"))
+                   levers=Levers(init="random"))
     assert not np.array_equal(a.U, c.U)  # the seed does matter
 
 
@@ -103,22 +107,36 @@ def test_max_iter_zero_returns_the_basic_model_initialisation(data):
     result = glocal_fit(data, N_LATENT, max_iter=0, init_max_iter=4, random_state=0)
     assert result.n_iter == 0 and len(result.objective_history) == 1
     assert result.objective_history[0] == pytest.approx(
-        obj.objective(result.U, result.V, result.W, result.Z, data), rel=1e-12)
+        lap.objective(result.U, result.V, result.W, result.Z, data), rel=1e-12)
+
+
+def _block_names(monkeypatch):
+    """Name every block solver after its block in the plan's solvers (for a recording)."""
+    resolve = plan.resolve_block_solvers
+
+    def named(options, correlation_blocks):
+        solvers = resolve(options, correlation_blocks)
+        for name, solver in solvers.items():
+            solver.block = name
+        return solvers
+    monkeypatch.setattr(plan, "resolve_block_solvers", named)
 
 
 def test_every_block_step_keeps_constraints_and_never_raises_its_cost(data, monkeypatch):
-    """Wrap `_solve_block`: each Z result has unit rows, no block ends above its start."""
+    """Wrap the block solvers: each Z result has unit rows, no block ends above its
+    start."""
     records = []
-    original = solver._solve_block
+    original = optimizers.BlockSolver.solve
 
-    def recording(block, problem, start, options):
-        point, decrease = original(block, problem, start, options)
+    def recording(self, problem, start):
+        point, decrease = original(self, problem, start)
         start_cost, end_cost = (problem.cost_and_gradient(x)[0] for x in (start, point))
         assert decrease == pytest.approx(start_cost - end_cost, rel=1e-12, abs=1e-12)
-        records.append((block, start_cost, end_cost, point))
+        records.append((self.block, start_cost, end_cost, point))
         return point, decrease
 
-    monkeypatch.setattr(solver, "_solve_block", recording)
+    _block_names(monkeypatch)
+    monkeypatch.setattr(optimizers.BlockSolver, "solve", recording)
     result = glocal_fit(data, N_LATENT, max_iter=6, init_max_iter=4, tol=0.0,
                         random_state=1, options=SolverOptions(v_closed_form=False))
     z_steps = [r for r in records if r[0] == "Z"]
@@ -132,17 +150,34 @@ def test_every_block_step_keeps_constraints_and_never_raises_its_cost(data, monk
     assert any(end < start - 1e-12 * abs(start) for block, start, end, _ in z_steps)
 
 
+def _solvers(options=None):
+    return plan.resolve_block_solvers(options or SolverOptions(), ("Z",))
+
+
+def _z_problem(U, B, shape, preconditioned=False):
+    """The Z block's problem as the paper's terms hand it to their solver."""
+    blocks = []
+    terms = lap.LabelLaplacians(1.0, 1.0, np.full(shape[0], 1.0 / shape[0]), preconditioned)
+    terms.update(U, np.ones(shape), B, lambda name, block, start: blocks.append(block))
+    return problems.block_problem(blocks[0])
+
+
+def _v_problem(U, W, data, V):
+    return problems.v_problem(U, data.X @ W, data, V,
+                              plan.resolve_v_preconditioner(data, U.shape[1]))
+
+
 def test_solve_block_keeps_start_when_optimizer_goes_up(data, monkeypatch):
     U, V, W = np.ones((5, 3)), np.ones((3, 60)), np.zeros((8, 3))
-    problem = problems.v_problem(U, data.X @ W, data)
+    problem = _v_problem(U, W, data, V)
 
     class Worse:
         point = V + 10.0
         cost = problem.cost_and_gradient(V + 10.0)[0]
 
     assert Worse.cost > problem.cost_and_gradient(V)[0]
-    monkeypatch.setattr(problems, "run_optimizer", lambda *args, **kwargs: Worse)
-    assert solver._solve_block("V", problem, V, SolverOptions()) == (V, 0.0)
+    monkeypatch.setattr(optimizers, "run_optimizer", lambda *args, **kwargs: Worse)
+    assert _solvers()["V"](problem, V) == (V, 0.0)
 
 
 def test_solve_block_skips_stationary_start(data, monkeypatch):
@@ -150,12 +185,11 @@ def test_solve_block_skips_stationary_start(data, monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("optimizer called at a stationary point")
 
-    monkeypatch.setattr(problems, "run_optimizer", fail)
+    monkeypatch.setattr(optimizers, "run_optimizer", fail)
     U = np.ones((5, 3))
     B = np.zeros((3, 3, 3))  # no manifold terms: the Z cost is identically 0
     Z = np.full((3, 5, 3), 1 / np.sqrt(3))
-    point, decrease = solver._solve_block("Z", problems.z_problem(U, B, Z.shape), Z,
-                                          SolverOptions())
+    point, decrease = _solvers()["Z"](_z_problem(U, B, Z.shape), Z)
     assert point is Z and decrease == 0.0
 
 
@@ -168,15 +202,15 @@ def test_z_block_falls_back_on_trust_regions_where_cg_stalls():
     B = np.stack([A @ A.T for A in rng.standard_normal((2, 3, 3))])
     Z = rng.standard_normal((2, 8, 3))
     Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
-    problem = problems.z_problem(U, B, Z.shape)
-    best = problems.run_optimizer("trust_regions", problem, Z, 1000, 1e-12, 50).point
+    problem = _z_problem(U, B, Z.shape)
+    best = optimizers.run_optimizer("trust_regions", problem, Z, 1000, 1e-12, 50).point
     start = best + 1e-4 * rng.standard_normal(best.shape)
     start /= np.linalg.norm(start, axis=-1, keepdims=True)
     gap = problem.cost_and_gradient(start)[0] - problem.cost_and_gradient(best)[0]
     assert gap > 0
     cg_only = SolverOptions(optimizer={"Z": "conjugate_gradient"})
-    _, cg_drop = solver._solve_block("Z", problem, start, cg_only)
-    point, drop = solver._solve_block("Z", problem, start, SolverOptions())
+    _, cg_drop = _solvers(cg_only)["Z"].solve(problem, start)
+    point, drop = _solvers()["Z"].solve(problem, start)
     assert drop >= cg_drop and drop > 0.9 * gap
     np.testing.assert_allclose(np.linalg.norm(point, axis=-1), 1.0, rtol=1e-12)
 
@@ -187,17 +221,17 @@ def test_z_preconditioner_is_positive_definite_on_the_tangent_space_and_keeps_th
     B = 1e3 * np.stack([A @ A.T for A in rng.standard_normal((2, 3, 3))])
     Z = rng.standard_normal((2, 8, 3))
     Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
-    plain = problems.z_problem(U, B, Z.shape)
-    problem = problems.z_problem(U, B, Z.shape, preconditioned=True)
+    plain = _z_problem(U, B, Z.shape)
+    problem = _z_problem(U, B, Z.shape, preconditioned=True)
     tangent = [problem.manifold.projection(Z, rng.standard_normal(Z.shape)) for _ in range(2)]
     images = [problem.preconditioner(Z, t) for t in tangent]
     np.testing.assert_allclose(problem.manifold.projection(Z, images[0]), images[0],
                                atol=1e-12)
     assert np.vdot(tangent[0], images[1]) == pytest.approx(np.vdot(tangent[1], images[0]))
     assert np.vdot(tangent[0], images[0]) > 0
-    best = problems.run_optimizer("trust_regions", plain, Z, 1000, 1e-10, 50).cost
+    best = optimizers.run_optimizer("trust_regions", plain, Z, 1000, 1e-10, 50).cost
     for name in ("conjugate_gradient", "trust_regions"):
-        result = problems.run_optimizer(name, problem, Z, 1000, 1e-10, 50)
+        result = optimizers.run_optimizer(name, problem, Z, 1000, 1e-10, 50)
         assert result.cost == pytest.approx(best, rel=1e-6, abs=1e-9)
         np.testing.assert_allclose(np.linalg.norm(result.point, axis=-1), 1.0, rtol=1e-12)
 
@@ -206,20 +240,28 @@ def test_z_preconditioner_is_positive_definite_on_the_tangent_space_and_keeps_th
                                                   (0.5, 0.5, True)])
 def test_z_preconditioner_auto_follows_the_weights(data, monkeypatch, lam3, lam4, expected):
     seen = []
-    z_problem = problems.z_problem
-    monkeypatch.setattr(problems, "z_problem",
-                        lambda *args: seen.append(args[3]) or z_problem(*args))
+    preconditioner = lap.unit_rows_preconditioner
+    monkeypatch.setattr(lap, "unit_rows_preconditioner",
+                        lambda *args: seen.append(1) or preconditioner(*args))
     glocal_fit(replace(data, lam3=lam3, lam4=lam4), N_LATENT, max_iter=1, init_max_iter=1,
                random_state=0)
-    assert seen == [expected]
+    assert seen == ([1] if expected else [])
+    assert plan.resolve_correlation(replace(data, lam3=lam3, lam4=lam4),
+                                    Levers()).preconditioned == expected
 
 
-def test_block_optimizer_choice():
-    assert solver.block_optimizer("auto", "Z") == "conjugate_gradient"
-    assert solver.block_optimizer("auto", "U") == "trust_regions"
-    assert solver.block_optimizer("steepest_descent", "W") == "steepest_descent"
-    assert solver.block_optimizer({"U": "steepest_descent"}, "U") == "steepest_descent"
-    assert solver.block_optimizer({"U": "steepest_descent"}, "Z") == "conjugate_gradient"
+def test_block_solver_choice():
+    def kind(optimizer, block):
+        solver = plan.resolve_block_solvers(SolverOptions(optimizer=optimizer), ("Z",))[block]
+        return type(solver), solver.name
+
+    assert kind("auto", "Z") == (optimizers.FallbackSolver, "conjugate_gradient")
+    assert kind("auto", "U") == (optimizers.BlockSolver, "trust_regions")
+    assert kind("auto", "W") == (optimizers.LinearSystemSolver, "trust_regions")
+    assert kind("steepest_descent", "W") == (optimizers.BlockSolver, "steepest_descent")
+    assert kind({"U": "steepest_descent"}, "U") == (optimizers.BlockSolver, "steepest_descent")
+    assert kind({"U": "steepest_descent"}, "Z") == (optimizers.FallbackSolver,
+                                                    "conjugate_gradient")
 
 
 # --- the solution does not depend on how the blocks are solved ---------------------------
@@ -256,10 +298,9 @@ def reference_value(data):
                               for o, v, i in OPTIONS])
 def test_optimizers_reach_the_same_objective(data, reference_value, optimizer, v_closed_form,
                                              init):
-    options = SolverOptions(optimizer=optimizer, v_closed_form=v_closed_form, init=init,
-                            block_rtol=1e-8)
+    options = SolverOptions(optimizer=optimizer, v_closed_form=v_closed_form, block_rtol=1e-8)
     result = glocal_fit(data, N_LATENT, max_iter=300, init_max_iter=300, tol=1e-12,
-                        random_state=0, options=options)
+                        random_state=0, options=options, levers=Levers(init=init))
     value = result.objective_history[-1]
     assert value == pytest.approx(reference_value[-1], rel=1e-5)
     # The tolerance is meaningful: the main loop moved the objective by far more.
@@ -275,10 +316,18 @@ def test_optimizer_name_is_checked(data):
 
 # --- the two starting points ---------------------------------------------------------------
 
+def _start(data, n_latent, init):
+    """The basic-model initialisation's start and the correlation term's, as a fit draws
+    them."""
+    fit = plan.resolve_plan(data, n_latent, SolverOptions(), Levers(init=init))
+    rng = np.random.default_rng(0)
+    Z = fit.correlation.start(len(data.group_index), data.Y.shape[0], n_latent, rng)
+    U, V, W = fit.start(fit, n_latent, rng)
+    return U, fit.space.array(V), W, Z
+
+
 def test_random_init(data):
-    w_preconditioner = problems.WPreconditioner(data)
-    U, V, W, Z = solver._initial_point(data, N_LATENT, 3, np.random.default_rng(0),
-                                       w_preconditioner, "random")
+    U, V, W, Z = _start(data, N_LATENT, "random")
     assert np.all((U >= 0) & (U < 1)) and np.all((V >= 0) & (V < 1))
     assert U.shape == (5, N_LATENT) and V.shape == (N_LATENT, 60)
     assert np.all(W == 0.0) and W.shape == (8, N_LATENT)
@@ -288,9 +337,7 @@ def test_random_init(data):
 @pytest.mark.parametrize("n_latent", [2, 7])
 def test_ridge_init_is_the_balanced_truncated_ridge_fit(data, n_latent):
     """U V is the best rank-k approximation of the ridge scores, V = (X W)^T, U^T U = V V^T."""
-    w_preconditioner = problems.WPreconditioner(data)
-    U, V, W, Z = solver._initial_point(data, n_latent, 3, np.random.default_rng(0),
-                                       w_preconditioner, "ridge")
+    U, V, W, Z = _start(data, n_latent, "ridge")
     X, lam, lam2 = data.X, data.lam, data.lam2
     W_ridge = np.linalg.solve(lam * X.T @ X + lam2 * np.eye(X.shape[1]), lam * X.T @ data.Y.T)
     F = (X @ W_ridge).T
@@ -310,7 +357,7 @@ def test_ridge_init_is_the_balanced_truncated_ridge_fit(data, n_latent):
 @pytest.mark.parametrize("init", ["ridge", "random"])
 def test_both_inits_fit(data, init):
     result = glocal_fit(data, N_LATENT, max_iter=5, init_max_iter=5, random_state=0,
-                        options=SolverOptions(init=init))
+                        levers=Levers(init=init))
     history = np.array(result.objective_history)
     assert np.all(np.isfinite(history))
     assert np.all(np.diff(history) <= 1e-10 * np.abs(history[:-1]))
@@ -332,51 +379,71 @@ def test_block_history_follows_the_objective(data):
 
 # --- the W preconditioner -----------------------------------------------------------------
 
+def _decided(data):
+    """The data with its second moments decided, as a fit starts."""
+    return resolve_feature_moments(data) if isinstance(data.moments, str) else data
+
+
+def _w_preconditioner(data, max_dense_features=4000):
+    return plan.resolve_w_preconditioner(_decided(data), max_dense_features)
+
+
+def _w_hessp(D, data, side=None):
+    return obj.w_hessp(D, obj.w_products(_decided(data), side)[0], data.lam2)
+
+
 @pytest.mark.parametrize("max_dense_features", [4000, 1], ids=["eigen", "diagonal"])
 def test_w_preconditioner_inverts_the_hessian_when_groups_agree(data, max_dense_features):
     """With one H for every group, C (x) Hbar + lam2 I is the exact W Hessian (halved)."""
-    from glocal import objective as obj
-
     rng = np.random.default_rng(4)
     k = N_LATENT
     A = rng.standard_normal((k, k))
     H = np.broadcast_to(5.0 * A @ A.T, (len(data.group_index), k, k))  # strong manifold terms
-    Ht = obj.moment_weights(H, data, k)
-    preconditioner = problems.WPreconditioner(data, max_dense_features).for_weights(Ht)
+    side = FeatureSide(H)
+    w_preconditioner = _w_preconditioner(data, max_dense_features)
+    assert isinstance(w_preconditioner, pre.DenseW if max_dense_features > 1 else pre.DiagonalW)
+    preconditioner = w_preconditioner.for_weights(obj.w_products(_decided(data), side)[1])
     D = rng.standard_normal((data.X.shape[1], k))
     if max_dense_features > 1:
-        np.testing.assert_allclose(preconditioner(None, obj.w_hessp(D, Ht, data)), D,
+        np.testing.assert_allclose(preconditioner(None, _w_hessp(D, data, side)), D,
                                    rtol=1e-8, atol=1e-10)
     else:  # the diagonal of C stands in for C: exact on a diagonal Gram matrix only
-        result = preconditioner(None, obj.w_hessp(D, Ht, data))
+        result = preconditioner(None, _w_hessp(D, data, side))
         assert np.all(np.isfinite(result)) and result.shape == D.shape
 
 
 def _strong_w_block(data, lam3, lam4, seed):
-    """The data with weights lam3, lam4, a random V and the W block's H at a random U, Z."""
+    """The data with weights lam3, lam4, a random V and the W block's side at a random U, Z."""
     strong = replace(data, lam3=lam3, lam4=lam4)
     rng = np.random.default_rng(seed)
     U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
     Z = rng.standard_normal((len(data.group_index), 5, N_LATENT))
     Z /= np.linalg.norm(Z, axis=-1, keepdims=True)
-    return strong, V, obj.feature_side_weights(obj.laplacian_weights(U, Z), strong)
+    terms = lap.LabelLaplacians(lam3, lam4, strong.group_fractions)
+    return strong, V, terms.w_side(U, Z, None)
+
+
+def _w_problem(V, side, data, w_preconditioner):
+    XtV = np.asarray(data.X.T @ V.T)
+    return problems.w_problem(XtV, float(np.sum(V ** 2)), _decided(data), w_preconditioner,
+                              side)
 
 
 def test_w_preconditioner_speeds_up_strong_manifold_terms(data, monkeypatch):
     """Trust regions on a W block with large lam3, lam4 need few inner steps with it."""
-    strong, V, H = _strong_w_block(data, 5.0, 5.0, seed=5)
+    strong, V, side = _strong_w_block(data, 5.0, 5.0, seed=5)
     calls = []
     hessp = obj.w_hessp
     monkeypatch.setattr(obj, "w_hessp", lambda *args: calls.append(1) or hessp(*args))
     counts = {}
     for name in ("with", "basic"):
-        preconditioner = problems.WPreconditioner(strong)
+        preconditioner = _w_preconditioner(strong)
         if name == "basic":
             preconditioner.for_weights = lambda Ht, basic=preconditioner: basic
-        problem = problems.w_problem(V, H, strong, preconditioner)
+        problem = _w_problem(V, side, strong, preconditioner)
         start = np.zeros((data.X.shape[1], N_LATENT))
         calls.clear()
-        result = problems.run_optimizer("trust_regions", problem, start, 100, 1e-8, 50)
+        result = optimizers.run_optimizer("trust_regions", problem, start, 100, 1e-8, 50)
         counts[name] = (len(calls), result.cost)
     assert counts["with"][1] == pytest.approx(counts["basic"][1], rel=1e-8)
     assert counts["with"][0] < counts["basic"][0]
@@ -386,24 +453,23 @@ def test_strong_w_block_is_solved_as_a_linear_system(data, monkeypatch):
     """Where the W preconditioner is the weights' own (large manifold terms), the automatic
     choice runs conjugate gradients on the block's linear system: the trust regions'
     minimizer, reached with every step lowering the cost."""
-    strong, V, H = _strong_w_block(data, 5.0, 50.0, seed=6)
-    problem = problems.w_problem(V, H, strong, problems.WPreconditioner(strong))
+    strong, V, side = _strong_w_block(data, 5.0, 50.0, seed=6)
+    problem = _w_problem(V, side, strong, _w_preconditioner(strong))
     assert problem.linear_system is not None
     start = np.zeros((data.X.shape[1], N_LATENT))
-    best = problems.run_optimizer("trust_regions", problem, start, 1000, 1e-10, 50)
-    costs = [problems.solve_linear_system(problem, start, steps, 0.0).cost
-             for steps in range(8)]
+    best = optimizers.run_optimizer("trust_regions", problem, start, 1000, 1e-10, 50)
+    costs = [optimizers.solve_linear_system(problem, start, n, 0.0).cost for n in range(8)]
     assert np.all(np.diff(costs) <= 1e-12 * abs(costs[0]))
     calls = []
-    linear_solve = problems.solve_linear_system
-    monkeypatch.setattr(problems, "solve_linear_system",
+    linear_solve = optimizers.solve_linear_system
+    monkeypatch.setattr(optimizers, "solve_linear_system",
                         lambda *args: calls.append(1) or linear_solve(*args))
-    point, drop = solver._solve_block("W", problem, start, SolverOptions(block_rtol=1e-10))
+    point, drop = _solvers(SolverOptions(block_rtol=1e-10))["W"].solve(problem, start)
     assert calls == [1]
     np.testing.assert_allclose(point, best.point, rtol=1e-6, atol=1e-8)
     assert drop == pytest.approx(costs[0] - best.cost, rel=1e-8)
     # Without manifold terms the preconditioner is exact: trust regions, one Newton step.
-    basic = problems.w_problem(V, None, data, problems.WPreconditioner(data))
+    basic = _w_problem(V, None, data, _w_preconditioner(data))
     assert basic.linear_system is None
 
 
@@ -447,7 +513,7 @@ def test_anderson_solves_a_linear_fixed_point_in_few_steps():
     A *= 0.9 / np.max(np.abs(np.linalg.eigvals(A)))
     b = rng.standard_normal(m)
     fixed = np.linalg.solve(np.eye(m) - A, b)
-    mixing = solver._Anderson(m)
+    mixing = optimizers.Anderson(m)
     x = np.zeros(m)
     for _ in range(m + 2):
         mixed = mixing.step(x, A @ x + b)
@@ -457,7 +523,7 @@ def test_anderson_solves_a_linear_fixed_point_in_few_steps():
 
 def test_anderson_at_a_fixed_point_does_not_extrapolate():
     """Once the residual stops changing, there is nothing to mix (no singular solve)."""
-    mixing = solver._Anderson(3)
+    mixing = optimizers.Anderson(3)
     x = np.ones(4)
     for _ in range(4):
         assert mixing.step(x, x) is None
@@ -471,9 +537,8 @@ def test_accelerated_initialisation_reaches_the_plain_one(multilabel_data, missi
     runs = {}
     for memory in (0, 5):
         runs[memory] = glocal_fit(data, N_LATENT, max_iter=0, init_max_iter=2000, tol=1e-13,
-                                  random_state=0,
-                                  options=SolverOptions(init_acceleration=memory,
-                                                        block_rtol=1e-10))
+                                  random_state=0, options=SolverOptions(block_rtol=1e-10),
+                                  levers=Levers(init_acceleration=memory))
     plain, mixed = runs[0].init_history, runs[5].init_history
     assert mixed[-1] == pytest.approx(plain[-1], rel=1e-7)
     assert mixed[-1] < plain[0] - 1e-3 * abs(plain[0])  # the initialisation did move
@@ -487,7 +552,7 @@ def test_accelerated_fit_is_no_worse_than_the_plain_one(data):
     values = {}
     for memory in (0, 5):
         result = glocal_fit(data, N_LATENT, random_state=0,
-                            options=SolverOptions(init_acceleration=memory))
+                            levers=Levers(init_acceleration=memory))
         values[memory] = result.objective_history[-1]
     assert values[5] <= values[0] * (1 + 1e-4)
 
@@ -504,12 +569,13 @@ def test_w_preconditioner_woodbury_inverts_the_basic_hessian(sparse):
     X = sp.csr_matrix(X) if sparse else X
     Y = np.where(rng.random((4, n)) < 0.5, 1.0, -1.0)
     data = obj.GlocalData(X, Y, None, [np.arange(n)], lam=0.7, lam2=0.3)
-    preconditioner = problems.WPreconditioner(data, max_dense_features=30)
+    preconditioner = _w_preconditioner(data, max_dense_features=30)
+    assert isinstance(preconditioner, pre.DualW)
     assert preconditioner._dual[0].shape == (n, n)
     D = rng.standard_normal((d, k))
-    np.testing.assert_allclose(preconditioner(None, obj.w_hessp(D, None, data)), D,
+    np.testing.assert_allclose(preconditioner(None, _w_hessp(D, data)), D,
                                rtol=1e-8, atol=1e-10)
-    Ht = obj.moment_weights(np.zeros((1, k, k)), data, k)
+    Ht = obj.w_products(_decided(data), FeatureSide(np.zeros((1, k, k))))[1]
     assert preconditioner.for_weights(Ht) is preconditioner
 
 
@@ -518,12 +584,18 @@ def test_estimator_passes_solver_options(multilabel_data):
 
     X, Y = multilabel_data(0, n=60, d=8, l=5)
     plain = GLOCAL(n_latent=3, n_groups=2, random_state=0, tol=1e-8, max_iter=100,
-                   init_max_iter=500, solver_options={"init_acceleration": 0}).fit(X, Y)
+                   init_max_iter=500,
+                   solver_options={"_levers": {"init_acceleration": 0}}).fit(X, Y)
     mixed = GLOCAL(n_latent=3, n_groups=2, random_state=0, tol=1e-8, max_iter=100,
                    init_max_iter=500).fit(X, Y)
     assert mixed.n_init_iter_ < plain.n_init_iter_
     with pytest.raises(ValueError, match=r"unknown solver_options \['speed'\]"):
         GLOCAL(solver_options={"speed": 2}).fit(X, Y)
+    # The benchmarks' switches are not options: only under "_levers".
+    with pytest.raises(ValueError, match=r"unknown solver_options \['use_moments'\]"):
+        GLOCAL(solver_options={"use_moments": False}).fit(X, Y)
+    with pytest.raises(ValueError, match=r"unknown solver_options\['_levers'\] \['speed'\]"):
+        GLOCAL(solver_options={"_levers": {"speed": 2}}).fit(X, Y)
 
 
 @pytest.mark.parametrize("acceleration", [0, 5])
@@ -531,8 +603,7 @@ def test_moment_blocks_take_the_sample_iterations(multilabel_data, acceleration)
     """Full labels: both loops on second moments take the same iterations as on the samples."""
     data = _data(multilabel_data, missing=False, seed=3)
     fits = [glocal_fit(data, N_LATENT, max_iter=3, init_max_iter=15, tol=1e-10, random_state=0,
-                       options=SolverOptions(init_acceleration=acceleration,
-                                             use_moments=moments))
+                       levers=Levers(init_acceleration=acceleration, use_moments=moments))
             for moments in (False, True)]
     sample, moment = fits
     assert moment.n_init_iter == sample.n_init_iter > 3
@@ -544,7 +615,7 @@ def test_moment_blocks_take_the_sample_iterations(multilabel_data, acceleration)
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8 * np.abs(b).max())
     # The expanded objective of the moments is the objective at the returned point.
     assert moment.objective_history[-1] == pytest.approx(
-        obj.objective(moment.U, moment.V, moment.W, moment.Z, data), rel=1e-10)
+        lap.objective(moment.U, moment.V, moment.W, moment.Z, data), rel=1e-10)
 
 
 def test_moment_blocks_from_a_given_point_without_initialisation(multilabel_data):
@@ -553,8 +624,7 @@ def test_moment_blocks_from_a_given_point_without_initialisation(multilabel_data
     start = glocal_fit(data, N_LATENT, max_iter=2, random_state=0)
     point = (start.U, start.V + 0.1, start.W, start.Z)
     sample, moment = [glocal_fit(data, N_LATENT, max_iter=4, init_max_iter=0, tol=1e-12,
-                                 initial_point=point,
-                                 options=SolverOptions(use_moments=moments))
+                                 initial_point=point, levers=Levers(use_moments=moments))
                       for moments in (False, True)]
     np.testing.assert_allclose(moment.objective_history, sample.objective_history, rtol=1e-9)
     np.testing.assert_allclose(np.ravel(moment.block_history), np.ravel(sample.block_history),
@@ -564,20 +634,20 @@ def test_moment_blocks_from_a_given_point_without_initialisation(multilabel_data
 
 def test_moment_blocks_pass_over_the_samples_a_fixed_number_of_times(multilabel_data,
                                                                     monkeypatch):
-    """On second moments the passes over the samples (`sample_sum`, `sample_map`: what a
+    """On second moments the passes over the samples (the backend's sums and maps: what a
     Dask backend runs on the workers) do not grow with the iterations; on the samples they
     do."""
     data = _data(multilabel_data, missing=False, seed=5)
     calls = []
-    for name in ("sample_sum", "sample_map"):
-        original = getattr(obj, name)
-        monkeypatch.setattr(obj, name, lambda *a, _f=original, **k: calls.append(1) or _f(*a, **k))
+    for name in ("sum", "map", "sum_and_map"):
+        original = getattr(backends.InMemory, name)
+        monkeypatch.setattr(backends.InMemory, name,
+                            lambda *a, _f=original, **k: calls.append(1) or _f(*a, **k))
 
     def passes(iterations, moments):
         calls.clear()
         result = glocal_fit(data, N_LATENT, max_iter=iterations, init_max_iter=iterations,
-                            tol=0.0, random_state=0,
-                            options=SolverOptions(use_moments=moments))
+                            tol=0.0, random_state=0, levers=Levers(use_moments=moments))
         assert result.n_iter == result.n_init_iter == iterations
         return len(calls)
 
@@ -586,17 +656,21 @@ def test_moment_blocks_pass_over_the_samples_a_fixed_number_of_times(multilabel_
 
 
 def test_moment_blocks_only_where_they_hold(multilabel_data):
-    full = obj.with_feature_grams(_data(multilabel_data, missing=False))  # n 60 >= 2 (8 + 5)
-    missing = obj.with_feature_grams(_data(multilabel_data))
+    from glocal.second_moments import THROUGH_SAMPLES
 
-    def kind(data, **options):
-        return type(solver._blocks(data, SolverOptions(**options), None))
+    full = resolve_feature_moments(_data(multilabel_data, missing=False))  # n 60 >= 2 (8 + 5)
+    missing = resolve_feature_moments(_data(multilabel_data))
 
-    assert kind(full) is solver._MomentBlocks
-    assert kind(missing) is solver._SampleBlocks
-    assert kind(full, use_moments=False) is solver._SampleBlocks
-    assert kind(full, v_closed_form=False) is solver._SampleBlocks
-    assert kind(replace(full, loss="squared_hinge")) is solver._SampleBlocks
-    assert kind(replace(full, gram=None)) is solver._SampleBlocks
+    def kind(data, use_moments=True, **options):
+        fit = plan.resolve_plan(data, N_LATENT, SolverOptions(**options),
+                                Levers(use_moments=use_moments))
+        return type(fit.space)
+
+    assert kind(full) is steps.MomentSpace
+    assert kind(missing) is steps.SampleSpace
+    assert kind(full, use_moments=False) is steps.SampleSpace
+    assert kind(full, v_closed_form=False) is steps.SampleSpace
+    assert kind(replace(full, loss="squared_hinge")) is steps.SampleSpace
+    assert kind(replace(full, moments=THROUGH_SAMPLES)) is steps.SampleSpace
     few = replace(full, X=full.X[:20], Y=full.Y[:, :20])  # n 20 < 2 (d + l)
-    assert kind(few) is solver._SampleBlocks
+    assert kind(few) is steps.SampleSpace

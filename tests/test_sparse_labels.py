@@ -17,10 +17,14 @@ import scipy.sparse as sp
 from autograd import grad
 
 from glocal import GLOCAL, LabelWarning
+from glocal import coupling, solver
+from glocal import laplacians as lap
 from glocal import objective as obj
-from glocal import solver
+from glocal import plan
+from glocal.label_fit import feature_label_product, u_statistics
 from glocal._validation import check_labels
-from glocal.labels import SparseMask, SparseSignedLabels
+from glocal.labels import SparseMask, SparseSignedLabels, column_outer
+from test_objective import label_weights, u_cost_grad
 
 
 def _close(actual, expected, rtol=1e-10):
@@ -84,7 +88,7 @@ def test_products_match_dense_labels(sparse_x, missing):
         _close(mask.masked_squared_norm(U, D), np.sum((J * (U @ D)) ** 2))
         _close(mask.label_grams(V, chunk=17).reshape(l, 3, 3),
                np.einsum("ji,ai,bi->jab", J, V, V))
-        _close(mask.sample_grams(U, obj._column_outer(U), slice(5, 30)),
+        _close(mask.sample_grams(U, column_outer(U), slice(5, 30)),
                np.einsum("ji,ja,jb->iab", J[:, 5:30], U, U))
         _close(mask.entries(U, V, chunk=7), (U @ V)[J == 0])
 
@@ -95,21 +99,20 @@ def test_products_match_dense_labels(sparse_x, missing):
 def test_objective_pieces_match_dense_labels(make_problem, grams, sparse_x, missing):
     dense, sparse, (U, V, W, Z), _ = _problem_pair(make_problem, missing=missing,
                                                    sparse=sparse_x, grams=grams)
-    P = obj.feature_product(W, dense)
+    P = coupling.feature_product(W, dense)
     _close(sparse.label.value(U, V, sparse), dense.label.value(U, V, dense))
     _close(obj.basic_objective(U, V, W, sparse), obj.basic_objective(U, V, W, dense))
-    _close(obj.objective(U, V, W, Z, sparse), obj.objective(U, V, W, Z, dense))
-    _close(obj.feature_label_product(sparse), obj.feature_label_product(dense))
-    s_stats, d_stats = obj.u_statistics(V, sparse), obj.u_statistics(V, dense)
+    _close(lap.objective(U, V, W, Z, sparse), lap.objective(U, V, W, Z, dense))
+    _close(feature_label_product(sparse), feature_label_product(dense))
+    s_stats, d_stats = u_statistics(V, sparse), u_statistics(V, dense)
     _close(s_stats.gram, d_stats.gram)
     _close(s_stats.target, d_stats.target)
     _close(s_stats.constant, d_stats.constant)
     V_new = obj.v_closed_form(U, P, sparse)
     _close(V_new, obj.v_closed_form(U, P, dense))
     _close(obj.v_decrease(V, V_new, U, sparse), obj.v_decrease(V, V_new, U, dense))
-    B = obj.label_side_weights(P, dense)
-    for a, b in zip(obj.u_cost_grad(U, s_stats, Z, B, sparse),
-                    obj.u_cost_grad(U, d_stats, Z, B, dense)):
+    B = label_weights(P, dense)
+    for a, b in zip(u_cost_grad(U, s_stats, Z, B, sparse), u_cost_grad(U, d_stats, Z, B, dense)):
         _close(a, b)
 
 
@@ -118,8 +121,8 @@ def test_u_gradient_from_sparse_labels_matches_autograd(make_problem, paper_obje
                                                         missing):
     dense, data, (U, V, W, Z), X = _problem_pair(make_problem, missing=missing)
     Y = data.Y.toarray()
-    B = obj.label_side_weights(obj.feature_product(W, data), data)
-    cost, gradient = obj.u_cost_grad(U, obj.u_statistics(V, data), Z, B, data)
+    B = label_weights(coupling.feature_product(W, data), data)
+    cost, gradient = u_cost_grad(U, u_statistics(V, data), Z, B, data)
 
     def f(U_):
         return paper_objective(U_, V, W, Z, X, Y, dense.J, data.group_index, data.lam,
@@ -132,16 +135,21 @@ def test_u_gradient_from_sparse_labels_matches_autograd(make_problem, paper_obje
 def test_score_gram_product_matches_the_gram(make_problem):
     data, _, (U, V, W, Z), _ = _problem_pair(make_problem, grams="gram")
     A = np.random.default_rng(2).standard_normal((W.shape[1], 2))
-    _close(obj.score_gram_product(W, A, data), obj.score_gram(W, data) @ A)
-    _close(obj.score_gram(W, data, max_entries=7), obj.score_gram(W, data))  # in chunks
+    _close(coupling.score_gram_product(W, A, data), coupling.score_gram(W, data) @ A)
+    _close(coupling.score_gram(W, data, max_entries=7), coupling.score_gram(W, data))  # chunks
 
 
 def test_lanczos_initial_directions_match_the_dense_eigenvectors(make_problem, monkeypatch):
     data, _, (U, V, W, Z), _ = _problem_pair(make_problem, l=12, k=3)
     W_ridge = np.random.default_rng(3).standard_normal((data.X.shape[1], 12))
-    dense_values, dense_vectors = solver._top_score_directions(W_ridge, data, 3)
-    monkeypatch.setattr(solver, "MAX_DENSE_LABELS", 5)
-    values, vectors = solver._top_score_directions(W_ridge, data, 3)
+    dense_values, dense_vectors = coupling.dense_score_directions(W_ridge, data, 3)
+    values, vectors = coupling.lanczos_score_directions(W_ridge, data, 3)
+    # The ridge start takes the dense directions up to MAX_DENSE_LABELS labels.
+    assert plan.resolve_start(data, plan.Levers()).keywords["directions"] is \
+        coupling.dense_score_directions
+    monkeypatch.setattr(plan, "MAX_DENSE_LABELS", 5)
+    assert plan.resolve_start(data, plan.Levers()).keywords["directions"] is \
+        coupling.lanczos_score_directions
     _close(values, dense_values)
     _close(np.abs(vectors.T @ dense_vectors), np.eye(3), rtol=1e-8)  # up to signs
 
@@ -187,7 +195,7 @@ def test_sparse_fit_matches_dense_fit(params, kind, missing):
 
 def test_sparse_fit_with_lanczos_start_matches_dense(monkeypatch):
     """Above MAX_DENSE_LABELS the initial point comes from Lanczos: the same for both."""
-    monkeypatch.setattr(solver, "MAX_DENSE_LABELS", 4)
+    monkeypatch.setattr(plan, "MAX_DENSE_LABELS", 4)
     X, Y = _fit_data(seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

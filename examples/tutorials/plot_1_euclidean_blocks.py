@@ -4,9 +4,10 @@ r"""
 
 With the other blocks fixed, GLOCAL's objective is a convex quadratic in U (and in W). An
 optimizer needs three things from such a block: the cost, its gradient and the Hessian
-applied to a direction. `glocal.objective` writes them by hand; `glocal.problems` wraps
-them as pymanopt problems on a Euclidean manifold, where the Riemannian gradient and
-Hessian are the Euclidean ones.
+applied to a direction. `glocal.objective` adds them up by hand from the terms of the
+objective (the label fit, the coupling, the correlation terms of `glocal.laplacians`);
+`glocal.problems` wraps them as pymanopt problems on a Euclidean manifold, where the
+Riemannian gradient and Hessian are the Euclidean ones.
 
 This step builds the U block of a fitted model, checks the hand-written gradient and
 Hessian against finite differences, and solves the block by trust regions. Without the
@@ -24,8 +25,11 @@ from glocal import GLOCAL
 from glocal import objective as obj
 from glocal.datasets import make_glocal_data
 from glocal.groups import group_index
+from glocal.laplacians import LabelLaplacians
+from glocal.optimizers import run_optimizer
 from glocal.plotting import save_figure
-from glocal.problems import run_optimizer, u_problem
+from glocal.problems import u_problem
+from glocal.steps import SampleSpace
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 rng = np.random.default_rng(0)
@@ -42,8 +46,11 @@ data = obj.GlocalData(X=data_set.X, Y=2.0 * data_set.Y.T - 1, J=None,
                       group_index=group_index(model.groups_), lam=model.lam,
                       lam2=model.lam2, lam3=model.lam3, lam4=model.lam4)
 U, V, W, Z = model.U_, model.V_, model.W_, model.Z_
-P = data.X @ W                           # n x k: the latent outputs W^T X, transposed
-B = obj.label_side_weights(P, data)      # g x k x k: the manifold terms seen from U
+# The label-manifold terms read the latent outputs W^T X through small k x k matrices B_m,
+# and in U they are a quadratic form with those weights.
+terms = LabelLaplacians(data.lam3, data.lam4, data.group_fractions)
+B = terms.label_side(W, SampleSpace(data))   # g x k x k: the manifold terms seen from U
+sides = (terms.u_side(Z, B),)
 print(f"l={U.shape[0]} labels, k={U.shape[1]} latent labels, g={len(B)} groups")
 
 # %%
@@ -59,11 +66,11 @@ print(f"l={U.shape[0]} labels, k={U.shape[1]} latent labels, g={len(B)} groups")
 # shrinks like :mathmpl:`t^2`, and the gradient's change along D is the Hessian applied
 # to D.
 # With V fixed the label term is quadratic in U: it is evaluated from small sufficient
-# statistics of V (`u_statistics`: :mathmpl:`VV^\top`, :mathmpl:`YV^\top`,
-# :mathmpl:`\|Y\|_F^2`), built once per block.
-stats = obj.u_statistics(V, data)
-cost = lambda U: obj.u_cost_grad(U, stats, Z, B, data)[0]  # noqa: E731
-grad = lambda U: obj.u_cost_grad(U, stats, Z, B, data)[1]  # noqa: E731
+# statistics of V (`glocal.label_fit.UStatistics`: :mathmpl:`VV^\top`,
+# :mathmpl:`YV^\top`, :mathmpl:`\|Y\|_F^2`), built once per block.
+stats = data.label.u_term(V, data)
+cost = lambda U: obj.u_cost_grad(U, stats, data.lam2, sides)[0]  # noqa: E731
+grad = lambda U: obj.u_cost_grad(U, stats, data.lam2, sides)[1]  # noqa: E731
 D = rng.standard_normal(U.shape)
 steps = np.logspace(-1, -6, 6)
 errors = np.array([abs(cost(U + t * D) - cost(U) - t * np.sum(grad(U) * D))
@@ -74,7 +81,7 @@ assert abs(slope - 2) < 0.1
 
 t = 1e-6
 hessian_fd = (grad(U + t * D) - grad(U - t * D)) / (2 * t)
-hessian = obj.u_hessp(D, stats, Z, B, data)
+hessian = obj.u_hessp(D, stats, data.lam2, U, sides)
 print(f"Hessian-vector product vs finite differences: relative error "
       f"{np.linalg.norm(hessian - hessian_fd) / np.linalg.norm(hessian):.1e}")
 assert np.allclose(hessian, hessian_fd, rtol=1e-5, atol=1e-6)
@@ -85,8 +92,8 @@ assert np.allclose(hessian, hessian_fd, rtol=1e-5, atol=1e-6)
 # `u_problem` returns a pymanopt problem; `run_optimizer` runs trust regions on it. The
 # minimizer of a convex quadratic is where the gradient vanishes.
 start = rng.standard_normal(U.shape)
-result = run_optimizer("trust_regions", u_problem(V, Z, B, data), start, max_iterations=50,
-                       min_gradient_norm=1e-10, max_inner=100)
+result = run_optimizer("trust_regions", u_problem(stats, data.lam2, start, sides), start,
+                       max_iterations=50, min_gradient_norm=1e-10, max_inner=100)
 print(f"trust regions: {result.iterations} iterations, cost {cost(start):.4g} -> "
       f"{result.cost:.6g}, gradient norm {result.gradient_norm:.1e}")
 assert result.cost <= cost(start) and result.gradient_norm < 1e-6
@@ -99,7 +106,7 @@ assert result.cost <= cost(start) and result.gradient_norm < 1e-6
 # .. mathmpl::
 #
 #    \left(VV^\top + \lambda_2 I\right) u_j = V y_j .
-basic = u_problem(V, Z, None, data)
+basic = u_problem(stats, data.lam2, start)
 solved = run_optimizer("trust_regions", basic, start, max_iterations=50,
                        min_gradient_norm=1e-10, max_inner=100).point
 direct = np.linalg.solve(V @ V.T + data.lam2 * np.eye(V.shape[0]), V @ data.Y.T).T

@@ -13,7 +13,7 @@ The Z block of GLOCAL is solved here three ways, from the same start, with pyman
   the model predicted. It uses second-order information and converges quadratically near
   a solution.
 
-The cost, gradient and Hessian are GLOCAL's own (`glocal.objective.z_cost_grad` and
+The cost, gradient and Hessian are GLOCAL's own (`glocal.laplacians.z_cost_grad` and
 `z_hessp`); the problem below records the cost at every iterate.
 """
 
@@ -27,12 +27,14 @@ from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
 from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
 from glocal import GLOCAL
+from glocal import laplacians as lap
 from glocal import objective as obj
 from glocal.datasets import make_glocal_data
 from glocal.groups import group_index
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
-from glocal.problems import z_problem
+from glocal.problems import block_problem
+from glocal.steps import SampleSpace
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 
@@ -48,7 +50,8 @@ model = GLOCAL(n_latent=8, random_state=0).fit(data_set.X, data_set.Y)
 data = obj.GlocalData(X=data_set.X, Y=2.0 * data_set.Y.T - 1, J=None,
                       group_index=group_index(model.groups_), lam=model.lam,
                       lam2=model.lam2, lam3=1.0, lam4=1.0)
-U, B = model.U_, obj.label_side_weights(data.X @ model.W_, data)
+terms = lap.LabelLaplacians(data.lam3, data.lam4, data.group_fractions)
+U, B = model.U_, terms.label_side(model.W_, SampleSpace(data))
 manifold = UnitRows(*model.Z_.shape)
 start = normalize_rows(np.random.default_rng(0).standard_normal(model.Z_.shape))
 
@@ -65,11 +68,11 @@ def recorded_z_problem(costs):
 
     @decorate
     def cost(Z):
-        return obj.z_cost_grad(Z, U, B)[0]
+        return lap.z_cost_grad(Z, U, B)[0]
 
     @decorate
     def euclidean_gradient(Z):
-        value, gradient = obj.z_cost_grad(Z, U, B)
+        value, gradient = lap.z_cost_grad(Z, U, B)
         if last[0] is None or not np.array_equal(Z, last[0]):
             last[0] = Z.copy()
             costs.append(value)
@@ -77,7 +80,7 @@ def recorded_z_problem(costs):
 
     @decorate
     def euclidean_hessian(Z, D):
-        return obj.z_hessp(D, U, B)
+        return lap.z_hessp(D, U, B)
 
     return pymanopt.Problem(manifold, cost, euclidean_gradient=euclidean_gradient,
                             euclidean_hessian=euclidean_hessian)
@@ -93,7 +96,7 @@ optimizers = {
     "conjugate gradients": ConjugateGradient(max_iterations=3000, **quiet),
     "trust regions": TrustRegions(max_iterations=200, **quiet),
 }
-print(f"cost at the start: {obj.z_cost_grad(start, U, B)[0]:.6g}")
+print(f"cost at the start: {lap.z_cost_grad(start, U, B)[0]:.6g}")
 traces, results = {}, {}
 for name, optimizer in optimizers.items():
     traces[name] = []
@@ -120,8 +123,12 @@ for result in results.values():
     assert np.allclose(np.linalg.norm(result.point, axis=-1), 1)  # on the manifold
 
 # %%
-# The fit itself uses `glocal.problems.z_problem`: the same cost, gradient and Hessian.
-assert np.isclose(z_problem(U, B, model.Z_.shape).cost(results["trust regions"].point),
+# The fit hands the same cost, gradient and Hessian to its Z block's solver: the
+# correlation terms' ``update`` builds the block (`glocal.correlation.Block`) and the
+# solver makes it a pymanopt problem (`glocal.problems.block_problem`).
+handed = []
+terms.update(U, model.Z_, B, lambda name, block, start: handed.append(block) or (start, 0.0))
+assert np.isclose(block_problem(handed[0]).cost(results["trust regions"].point),
                   results["trust regions"].cost)
 
 # %%

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
-from glocal.problems import run_optimizer
+from glocal.optimizers import run_optimizer
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 rng = np.random.default_rng(0)

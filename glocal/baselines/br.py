@@ -98,8 +98,8 @@ class BR(MultiLabelMixin, BaseEstimator):
         X_csr = X if sp.issparse(X) else sp.csr_matrix(X)
         # Rows whose loss curvature 2 C (|x|^2 + 1) (the 1 of the intercept) stays below the
         # regularization's: liblinear's dual coordinate descent then converged in about a
-        # dozen passes over the rows on every such data set measured, twice as fast as the
-        # primal Newton solver.
+        # dozen passes over the rows on every such data set measured, faster than the primal
+        # Newton solver.
         squared_norms = row_norms(X_csr, squared=True)
         small_rows = 2 * self.C * (squared_norms.max(initial=0.0) + 1) <= 1
         rng = check_random_state(self.random_state)

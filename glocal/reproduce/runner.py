@@ -146,8 +146,7 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
 
     tic = time.perf_counter()
     clusterings = {}  # (dataset, repetition) -> cluster of every row, with small_clusters
-    # One BLAS thread: on this problem size OpenBLAS's threads slow every fit down by an
-    # order of magnitude (measured on Enron: 0.4 s single-threaded, 4.7 s with 2 threads).
+    # One BLAS thread: on this problem size OpenBLAS's threads slow every fit down.
     with threadpool_limits(limits=1):
         for count, (name, rep, rho, method) in enumerate(todo, start=1):
             # Another reproduction into the same directory may have run it meanwhile.

@@ -17,6 +17,7 @@ import argparse
 import csv
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,8 +85,8 @@ def outputs(tmp, trials):
         codes = sorted(run.wait() for run in runs)
         messages |= {run.stderr.read().strip() for run in runs} - {""}
         wins += codes == [0, 2, 2, 2]
-    shown = {message.split("error: ")[-1].replace(str(tmp) + os.sep, "")
-             for message in messages}
+    shown = {re.sub(r"race\d+", "race<trial>", message.split("error: ")[-1]).replace(
+        str(tmp) + os.sep, "") for message in messages}
     row("4 concurrent fits (--paper) into one new file: one wrote it", f"{wins}/{trials}",
         time.perf_counter() - tic, " / ".join(sorted(shown)))
     glocal("fit d.svm --model d.svm --force", "fit", tmp / "d.svm", "--model", tmp / "d.svm",
@@ -305,7 +306,7 @@ def sigterm(tmp):
     data = make_glocal_data(n_samples=6000, n_features=200, random_state=0)
     dump_svmlight_file(data.X, data.Y, str(tmp / "big.svm"), multilabel=True)
     process = subprocess.Popen([sys.executable, "-m", "glocal", "fit", str(tmp / "big.svm"),
-                                "--model", str(tmp / "big.skops"), "--jobs", "2"],
+                                "--model", str(tmp / "terminated.skops"), "--jobs", "2"],
                                env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
     main, workers = psutil.Process(process.pid), []

@@ -410,18 +410,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         cv = self.cv
         if isinstance(cv, Integral):
             cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
-        folds = list(check_cv(cv).split(X))
-        n = X.shape[0]
-        for i, fold in enumerate(folds):
-            for name, rows in zip(("training", "validation"), fold):
-                rows = np.asarray(rows)
-                inside = (rows.dtype == bool and rows.shape == (n,) or rows.ndim == 1
-                          and rows.dtype.kind in "iu" and np.all((rows >= -n) & (rows < n)))
-                if not inside:
-                    raise ValueError(f"cv: the {name} rows of fold {i + 1} are not row "
-                                     f"numbers of X's {n} rows (or a mask of them): "
-                                     f"{_few(rows)}")
-        return folds
+        return _validation.check_folds(list(check_cv(cv).split(X)), X.shape[0])
 
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates
@@ -485,11 +474,6 @@ def _count(n, noun):
 def _settings(params):
     """``lam2=4, normalize_rows=True`` from a dict of values."""
     return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))
-
-
-def _few(values, shown=5):
-    values = np.ravel(values)
-    return ", ".join(map(str, values[:shown])) + (" ..." if values.size > shown else "")
 
 
 def _check_folds_can_be_scored(Y, folds):

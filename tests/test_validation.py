@@ -429,11 +429,16 @@ def test_repeated_column_names_are_one_line(name):
 
 @pytest.mark.parametrize("cv", [[(np.arange(50), [65])], [(np.arange(50), [-61])],
                                 [(np.arange(50), [1.5])]])
-def test_glocalcv_folds_outside_the_rows_are_one_line(cv):
+@pytest.mark.parametrize("search", ["GLOCALCV", "LabelThresholdsCV"])
+def test_cross_validation_folds_outside_the_rows_are_one_line(cv, search):
     from glocal import GLOCAL, GLOCALCV
+    from glocal.baselines import BR
+    from glocal.thresholds import LabelThresholdsCV
 
     rng = np.random.default_rng(0)
     X, Y = rng.standard_normal((60, 3)), (rng.random((60, 2)) < 0.5).astype(float)
+    model = (GLOCALCV(GLOCAL(n_latent=1), {"lam2": [1.0]}, cv=cv) if search == "GLOCALCV"
+             else LabelThresholdsCV(BR(), cv=cv))
     with pytest.raises(ValueError, match="not row numbers of X's 60 rows") as raised:
-        GLOCALCV(GLOCAL(n_latent=1), {"lam2": [1.0]}, cv=cv).fit(X, Y)
+        model.fit(X, Y)
     assert "\n" not in str(raised.value)

@@ -112,7 +112,8 @@ def load_model(path, *, other_version="error"):
     Only numpy arrays, plain Python values, scikit-learn's estimators and glocal's are
     rebuilt; a file holding any other type is refused before anything is rebuilt, and so is
     a file whose declared sizes (its zip members, ``schema.json``, the ``.npy`` headers)
-    exceed the memory budget (see `glocal.datasets.load`) or expand like a zip bomb. The
+    exceed the memory budget (a quarter of the machine's memory, or the environment variable
+    ``GLOCAL_MEMORY_BUDGET`` in GiB) or expand like a zip bomb. The
     model rebuilt is then checked as data: every attribute against what its class's ``fit``
     sets (real, finite, shapes consistent with its features and labels; nothing shadowing
     a method, no function), every parameter against the class's constraints, and it must

@@ -245,6 +245,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         # The correlation term's state: n_latent wide for the Laplacians, n_labels for the
         # directed weights.
         "Z_": Array("f", ("n_groups_", "n_labels", "n_state")),
+        "_correlation": Array("U", ()),
         "_latent_bias": Array("f", ("n_latent",), none=True),
         "intercept_": Array("f", ("n_labels",)),
         "normalize_rows_": Boolean(),
@@ -401,6 +402,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         self.n_init_iter_ = result.n_init_iter
         self.fit_times_ = {"clustering": clustering_time, **result.times}
         self._group_fractions = data.group_fractions
+        self._correlation = np.array(self.correlation)  # what Z_ holds, frozen at fit
         self.n_features_in_ = n_features
         return self
 
@@ -409,7 +411,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if isinstance(init, GLOCAL):
             check_is_fitted(init)
             U, V, W, Z = init.U_, init.V_, init.W_, init.Z_
-            if init.correlation != self.correlation:
+            if str(init._correlation) != self.correlation:
                 Z = None  # another term's state: this term starts from its own
             bias = (None if init._latent_bias is None  # the row of W giving the same scores
                     else init._latent_bias / self.intercept_scaling)
@@ -435,13 +437,16 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             W = np.vstack([W, bias[None, :]])
         return U, V, W, Z
 
-    def _term(self, group_fractions):
-        """The fit's correlation term (`glocal.plan.CORRELATION_TERMS`)."""
-        return CORRELATION_TERMS[self.correlation](self.lam3, self.lam4, group_fractions)
+    def _term(self, group_fractions, correlation=None):
+        """The correlation term (`glocal.plan.CORRELATION_TERMS`), of this model's
+        ``correlation`` or of another name."""
+        return CORRELATION_TERMS[correlation or self.correlation](self.lam3, self.lam4,
+                                                                  group_fractions)
 
     def _correlations(self):
         check_is_fitted(self)
-        return self._term(self._group_fractions).correlations(self.Z_, self._group_fractions)
+        term = self._term(self._group_fractions, str(self._correlation))
+        return term.correlations(self.Z_, self._group_fractions)
 
     @property
     def local_correlations_(self):

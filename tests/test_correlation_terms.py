@@ -294,3 +294,35 @@ def test_directed_products_without_kept_pairs_in_small_chunks(case, monkeypatch)
     close(w_side.nonquadratic.hessp(W, D_W), kept[1], 1e-12)
     close(u_side.cost_grad(U)[1], grad(case.full, 0)(*case.point) / 2
           - obj.u_cost_grad(U, u_statistics(V, case.data), case.data.lam2)[1] / 2)
+
+
+def test_the_correlations_read_what_fit_stored(multilabel_data):
+    X, Y = multilabel_data(seed=4, n=60, d=5, l=4)
+    model = GLOCAL(n_latent=3, n_groups=2, lam3=0.1, correlation="asymmetric",
+                   random_state=0).fit(X, Y)
+    directed = model.global_correlation_
+    model.set_params(correlation="laplacian", lam3=5.0)
+    np.testing.assert_array_equal(model.global_correlation_, directed)
+    assert np.all(directed >= 0)  # directed weights, not -Z Z^T
+
+
+def test_laplacian_row_blocks_are_the_hessian_diagonal_blocks(make_problem, paper_objective):
+    """The U preconditioner's blocks of the paper's terms (``row_blocks``) are their
+    Hessian's k x k blocks on the rows of U."""
+    data, (U, V, W, Z), X = make_problem(seed=3, lam3=0.7, lam4=0.4)
+    term = CORRELATION_TERMS["laplacian"](data.lam3, data.lam4, data.group_fractions)
+    side = term.u_side(Z, term.label_side(W, SampleSpace(data)))
+
+    def correlation_part(U):
+        return (paper_objective(U, V, W, Z, X, data.Y, data.J, data.group_index, data.lam,
+                                data.lam2, data.lam3, data.lam4)
+                - paper_objective(U, V, W, Z, X, data.Y, data.J, data.group_index, data.lam,
+                                  data.lam2, 0.0, 0.0))
+    k = U.shape[1]
+    for row in range(U.shape[0]):
+        block = np.empty((k, k))
+        for a in range(k):
+            E = np.zeros_like(U)
+            E[row, a] = 1.0
+            block[:, a] = hvp(correlation_part, 0, (U,), E)[row] / 2.0
+        close(side.row_blocks(), block)

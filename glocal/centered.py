@@ -66,15 +66,8 @@ class CenteredLaplacians(LabelLaplacians):
     """The global and local label Laplacians of the centered scores (see the module), a
     `glocal.correlation.CorrelationTerm`: ``GLOCAL(correlation="centered")``.
 
-    Parameters
-    ----------
-    lam3, lam4 : float
-        Weights of the global and the local terms.
-    group_fractions : ndarray of shape (g,)
-        n_m / n of every group.
-    preconditioned : bool, default=False
-        Precondition the Z block by its shifted Euclidean Hessians, as
-        `glocal.laplacians.LabelLaplacians` does.
+    It takes the parameters of `glocal.laplacians.LabelLaplacians` (its Z block is that
+    term's, preconditioned alike).
     """
 
     def __init__(self, lam3, lam4, group_fractions, preconditioned=False):

@@ -150,10 +150,8 @@ class LabelImplications(CorrelationTerm):
 
     Parameters
     ----------
-    lam3, lam4 : float
-        Weights of the global and the local terms.
-    group_fractions : ndarray of shape (g,)
-        n_m / n of every group.
+    lam3, lam4, group_fractions
+        As for `glocal.laplacians.LabelLaplacians`.
     preconditioned : bool, default=False
         Ignored: the term has no iterative block of its own.
     temperature : float, default=`TEMPERATURE`

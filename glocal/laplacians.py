@@ -20,7 +20,7 @@ from .coupling import feature_product, group_grams
 from .correlation import Block, CorrelationTerm, FeatureSide
 from .manifolds import UnitRows, normalize_rows
 from .objective import basic_objective
-from .preconditioners import unit_rows_preconditioner
+from .preconditioners import u_laplacian_blocks, unit_rows_preconditioner
 
 __all__ = ["LabelLaplacians", "objective", "local_correlations", "global_correlation"]
 
@@ -103,10 +103,10 @@ class _USide:
     def hessp(self, U, D):
         return (self.Z @ ((_transposed(self.Z) @ D) @ self.B)).sum(axis=0)
 
-    def row_blocks(self):
-        """The halved Hessian's diagonal blocks, one per row of U: sum_m (Z_m Z_m^T)_jj B_m
-        = sum_m B_m (unit-norm rows)."""
-        return self.B.sum(axis=0)
+    def preconditioner(self, blocks):
+        """The U block's preconditioner with these terms, given the label term's row
+        blocks (`glocal.preconditioners.u_laplacian_blocks`)."""
+        return u_laplacian_blocks(blocks, self.Z, self.B)
 
 
 class LabelLaplacians(CorrelationTerm):

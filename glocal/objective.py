@@ -183,22 +183,16 @@ def u_hessp(D, term, lam2, U=None, sides=()):
     return 2.0 * out
 
 
-def u_row_hessians(term, lam2, U=None, sides=()):
-    """Per-row Hessian blocks (halved) of Eq. (7) at U.
+def u_row_hessians(term, lam2, U=None):
+    """Per-row Hessian blocks (halved) of Eq. (7) at U without its correlation terms.
 
     Row j of U only meets the columns of V where label j is observed: G_j + lam2 I (with
     G_j = sum_i s_ji v_i v_i^T, s the label term's curvature), shape (k, k) when all rows
-    share it (the paper's term with every label observed), else (l, k, k). A correlation
-    term's U side adds its own diagonal blocks where it gives them (``row_blocks()``; the
-    paper's terms: sum_m B_m, the same for every row). Their inverse is an exact
-    preconditioner for the basic model and a good one otherwise.
+    share it (the paper's term with every label observed), else (l, k, k). Their inverse is
+    an exact preconditioner for the basic model and a good one otherwise.
     """
     grams = term.row_grams(U)
-    blocks = grams + lam2 * np.eye(grams.shape[-1])
-    for side in sides:
-        if hasattr(side, "row_blocks"):
-            blocks = blocks + side.row_blocks()
-    return blocks
+    return grams + lam2 * np.eye(grams.shape[-1])
 
 
 # --- Block V (Eq. 6): U, W fixed; the correlation terms do not involve V --------------------

@@ -17,16 +17,95 @@ __all__ = ["DenseW", "DualW", "DiagonalW"]
 
 # --- U (Eq. 7) -----------------------------------------------------------------------------------
 
-def u_row_blocks(term, lam2, U, sides=()):
-    """The inverse of the U block's per-row Hessians at U, with the correlation terms' own
-    diagonal blocks where their U ``sides`` give them (`glocal.objective.u_row_hessians`):
-    for the paper's loss without correlation terms the exact inverse Hessian of the basic
-    model (one k x k block per row, or one for all rows when every label is observed), for
-    another one that of its quadratic model at U."""
-    inverse = np.linalg.inv(obj.u_row_hessians(term, lam2, U, sides)) / 2.0
+def u_row_blocks(blocks):
+    """The inverse of the U block's per-row Hessians ``blocks`` (halved, l x k x k or one
+    k x k for every row; `glocal.objective.u_row_hessians`): for the paper's loss without
+    correlation terms the exact inverse Hessian of the basic model, for another one that of
+    its quadratic model at U."""
+    inverse = np.linalg.inv(blocks) / 2.0
 
     def preconditioner(point, vector):
         return apply_row_blocks(inverse, vector)
+    return preconditioner
+
+
+# The Laplacian terms add sum_m L_m D B_m to the U block's halved Hessian, L_m = Z_m Z_m^T:
+# weak, their diagonal blocks (sum_m B_m on every row) join the row blocks; strong, they
+# couple the rows, and the inverse takes that coupling in. Up to this many numbers in the
+# span of the top eigenvectors of the L_m (rank times k) the coupling is inverted exactly
+# there (Woodbury); above, through one Kronecker product.
+MAX_WOODBURY = 600
+# Eigenvalues of L_m below this fraction of its largest are left out of the Woodbury span.
+WOODBURY_RELATIVE = 1e-2
+
+
+def u_laplacian_blocks(blocks, Z, B):
+    """The U block's preconditioner with the Laplacian terms sum_m L_m D B_m, given the
+    label term's per-row Hessian blocks ``blocks`` (halved, lam2 included).
+
+    The terms are weak when, next to the mean row block A, they add at most A's own
+    curvature (largest eigenvalue of A^-1 sum_m B_m at most 1): then the inverse of the row
+    blocks with sum_m B_m added (the terms' diagonal blocks, rows of Z of unit norm).
+    Strong, `_u_woodbury` (exact in the top eigenvectors of every L_m) while that span has
+    at most `MAX_WOODBURY` numbers, else `_u_kronecker`.
+    """
+    total = B.sum(axis=0)
+    mean_block = blocks if blocks.ndim == 2 else blocks.mean(axis=0)
+    if np.max(np.abs(np.linalg.eigvals(np.linalg.solve(mean_block, total)))) <= 1.0:
+        return u_row_blocks(blocks + total)
+    return _u_woodbury(blocks, Z, B) or _u_kronecker(mean_block, Z, B)
+
+
+def _u_woodbury(blocks, Z, B):
+    """(A + P M P^T)^-1 = A^-1 - A^-1 P M (I + P^T A^-1 P M)^-1 P^T A^-1, with A the row
+    blocks, P the top eigenvectors E_m of every L_m (as D -> E_m^T D and back) and M their
+    eigenvalues times B_m: exact for L_m of that rank. None when the span is too large."""
+    k = Z.shape[2]
+    spans, weights = [], []
+    for Z_m, B_m in zip(Z, B):
+        E, s, _ = np.linalg.svd(Z_m, full_matrices=False)
+        keep = s ** 2 >= WOODBURY_RELATIVE * s[0] ** 2
+        spans.append(E[:, keep])
+        weights.append((s[keep] ** 2)[:, None, None] * B_m)  # eigenvalue times B_m
+    E = np.concatenate(spans, axis=1)  # l x r
+    r = E.shape[1]
+    if r * k > MAX_WOODBURY:
+        return None
+    inverse = np.linalg.inv(blocks)
+    # P^T A^-1 P: entry ((a, p), (b, q)) is sum_j E[j, a] E[j, b] (A_j^-1)[p, q].
+    rows = "pq" if inverse.ndim == 2 else "jpq"
+    core = np.einsum(f"ja,jb,{rows}->apbq", E, E, inverse).reshape(r * k, r * k)
+    M = scipy.linalg.block_diag(*np.concatenate(weights))
+    middle = M @ np.linalg.inv(np.eye(r * k) + core @ M)
+
+    def preconditioner(point, vector):
+        x = apply_row_blocks(inverse, vector / 2.0)
+        correction = E @ (middle @ (E.T @ x).ravel()).reshape(r, k)
+        return x - apply_row_blocks(inverse, correction)
+    return preconditioner
+
+
+def _u_kronecker(A, Z, B):
+    """The inverse of D -> D A + L D B' (halved), with A the mean row block and L (x) B'
+    the nearest Kronecker product to sum_m L_m (x) B_m (a few alternating least-squares
+    steps; exact when the B_m are proportional, the global term alone): two
+    eigendecompositions, l x l and k x k."""
+    laplacians = Z @ np.swapaxes(Z, 1, 2)
+    L = laplacians.sum(axis=0)
+    for _ in range(3):
+        B_near = np.tensordot(np.einsum("mij,ij->m", laplacians, L), B, axes=1) / np.vdot(L, L)
+        L = (np.tensordot(np.einsum("mij,ij->m", B, B_near), laplacians, axes=1)
+             / np.vdot(B_near, B_near))
+    ell, E = np.linalg.eigh(L)
+    # With A = C C^T and C^-1 B' C^-T = Q diag(gamma) Q^T, S = C^-T Q makes S^T A S = I and
+    # S^T B' S = diag(gamma): D = E Y S^T with Y = (E^T R S) / (1 + ell gamma^T).
+    C_inverse = np.linalg.inv(np.linalg.cholesky(A))
+    gamma, Q = np.linalg.eigh(C_inverse @ B_near @ C_inverse.T)
+    S = C_inverse.T @ Q
+    scale = 2.0 * (1.0 + np.maximum(ell, 0.0)[:, None] * np.maximum(gamma, 0.0)[None, :])
+
+    def preconditioner(point, vector):
+        return E @ ((E.T @ vector @ S) / scale) @ S.T
     return preconditioner
 
 

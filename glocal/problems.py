@@ -47,14 +47,16 @@ def u_problem(term, lam2, U, sides=()):
     ``term`` is the label-fit term at the fixed V (`glocal.label_fit.LabelFit.u_term`: for
     the paper's loss the block's sufficient statistics, for another one the loss at
     F = U V); ``sides`` the correlation terms' U sides (none in the basic model).
-    Preconditioned by the inverse of the block's per-row Hessians at ``U``, the start, with
-    the correlation terms' own diagonal blocks where they give them
-    (`glocal.preconditioners.u_row_blocks`).
+    Preconditioned at ``U``, the start, by a correlation term's own preconditioner of the
+    block given its per-row Hessians without the term (``side.preconditioner(blocks)``), or
+    else by the inverse of those blocks (`glocal.preconditioners.u_row_blocks`).
     """
+    blocks = obj.u_row_hessians(term, lam2, U)
+    own = [side.preconditioner(blocks) for side in sides if hasattr(side, "preconditioner")]
     return make_problem(RealEuclidean(*term.shape),
                         lambda point: obj.u_cost_grad(point, term, lam2, sides),
                         lambda point, D: obj.u_hessp(D, term, lam2, point, sides),
-                        preconditioners.u_row_blocks(term, lam2, U, sides))
+                        own[0] if own else preconditioners.u_row_blocks(blocks))
 
 
 def v_problem(U, P, data, V, preconditioner):

@@ -306,23 +306,42 @@ def test_the_correlations_read_what_fit_stored(multilabel_data):
     assert np.all(directed >= 0)  # directed weights, not -Z Z^T
 
 
-def test_laplacian_row_blocks_are_the_hessian_diagonal_blocks(make_problem, paper_objective):
-    """The U preconditioner's blocks of the paper's terms (``row_blocks``) are their
-    Hessian's k x k blocks on the rows of U."""
-    data, (U, V, W, Z), X = make_problem(seed=3, lam3=0.7, lam4=0.4)
-    term = CORRELATION_TERMS["laplacian"](data.lam3, data.lam4, data.group_fractions)
-    side = term.u_side(Z, term.label_side(W, SampleSpace(data)))
+def _u_hessian(U, V, W, Z, data, term):
+    """The halved Hessian of the U block with the paper's terms, as a function of D."""
+    stats = u_statistics(V, data)
+    sides = (term.u_side(Z, term.label_side(W, SampleSpace(data))),)
+    return (lambda D: obj.u_hessp(D, stats, data.lam2, U, sides) / 2.0,
+            obj.u_row_hessians(stats, data.lam2, U), sides[0])
 
-    def correlation_part(U):
-        return (paper_objective(U, V, W, Z, X, data.Y, data.J, data.group_index, data.lam,
-                                data.lam2, data.lam3, data.lam4)
-                - paper_objective(U, V, W, Z, X, data.Y, data.J, data.group_index, data.lam,
-                                  data.lam2, 0.0, 0.0))
-    k = U.shape[1]
-    for row in range(U.shape[0]):
-        block = np.empty((k, k))
-        for a in range(k):
-            E = np.zeros_like(U)
-            E[row, a] = 1.0
-            block[:, a] = hvp(correlation_part, 0, (U,), E)[row] / 2.0
-        close(side.row_blocks(), block)
+
+@pytest.mark.parametrize("rank, lam3, lam4, missing", [
+    (2, 0.0, 50.0, True),    # strong, rank-2 Laplacians: Woodbury, exact
+    (6, 80.0, 0.0, False),   # strong, full rank, global only, shared row blocks: Kronecker
+    (6, 1e-4, 1e-4, True),   # weak: the row blocks and the terms' diagonal blocks
+])
+def test_u_preconditioner_of_the_laplacians(make_problem, monkeypatch, rank, lam3, lam4,
+                                            missing):
+    from glocal import preconditioners
+
+    data, (U, V, W, _), X = make_problem(seed=5, l=6, k=3, lam3=lam3, lam4=lam4,
+                                         missing=missing)
+    rng = np.random.default_rng(0)
+    Z = normalize_rows(rng.standard_normal((data.n_groups, 6, rank)) @
+                       rng.standard_normal((rank, 3)))  # Z_m Z_m^T of rank at most `rank`
+    term = CORRELATION_TERMS["laplacian"](lam3, lam4, data.group_fractions)
+    hessian, blocks, side = _u_hessian(U, V, W, Z, data, term)
+    monkeypatch.setattr(preconditioners, "MAX_WOODBURY", 0 if rank == 6 else 600)
+    inverse = side.preconditioner(blocks)
+    D = rng.standard_normal(U.shape)
+    if lam3 + lam4 > 1:  # exact: Woodbury in the Laplacians' span, Kronecker of one term
+        close(inverse(None, 2.0 * hessian(D)), D, 1e-8)
+    else:  # the block-diagonal part of the Hessian, row by row
+        k = U.shape[1]
+        for row in range(U.shape[0]):
+            diagonal = np.zeros((k, k))
+            for a in range(k):
+                E = np.zeros_like(U)
+                E[row, a] = 1.0
+                diagonal[:, a] = hessian(E)[row]
+            close(inverse(None, np.eye(U.shape[0])[:, [row]] * diagonal[0])[row],
+                  np.eye(k)[0] / 2.0)

@@ -224,6 +224,12 @@ def resolve_block_solvers(options, correlation_blocks):
     gradients with trust regions as fallback on a correlation term's blocks
     (`glocal.optimizers.FallbackSolver`)."""
     common = (options.block_max_iter, options.block_rtol, options.max_inner)
+    if isinstance(options.optimizer, dict):
+        absent = sorted(set(options.optimizer) - {"U", "V", "W", *correlation_blocks})
+        if absent:
+            raise ValueError(f"optimizer names the blocks {absent}, which this fit does not "
+                             f"have (its correlation term's blocks: "
+                             f"{list(correlation_blocks) or 'none'})")
     named = (options.optimizer if isinstance(options.optimizer, dict) else
              {} if options.optimizer == "auto" else
              {name: options.optimizer for name in ("U", "V", "W", *correlation_blocks)})

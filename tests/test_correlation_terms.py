@@ -345,3 +345,11 @@ def test_u_preconditioner_of_the_laplacians(make_problem, monkeypatch, rank, lam
                 diagonal[:, a] = hessian(E)[row]
             close(inverse(None, np.eye(U.shape[0])[:, [row]] * diagonal[0])[row],
                   np.eye(k)[0] / 2.0)
+
+
+def test_an_optimizer_for_a_block_the_term_does_not_have_is_refused(multilabel_data):
+    X, Y = multilabel_data(seed=1, n=40, d=4, l=3)
+    with pytest.raises(ValueError, match=r"optimizer names the blocks \['Z'\], which this "
+                                         r"fit does not have \(its correlation term's "
+                                         r"blocks: none\)"):
+        GLOCAL(n_latent=2, correlation="asymmetric", optimizer={"Z": "trust_regions"}).fit(X, Y)

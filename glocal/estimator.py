@@ -87,7 +87,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             sum_m [ lam3 (n_m/n) sum_{s <= n} + lam4 sum_{s in group m} ]
                   sum_i [ sum_{j != i} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2 + a_m[i] v_0 ]
               + tau (lam3 + lam4) sum_m n_m sum_i [ sum_{j != i} A_m[i, j] log A_m[i, j]
-                                                   + a_m[i] log a_m[i] ]
+                                                   + a_m[i] log a_m[i] + log l ]
 
         with v_0 = 0.25 and tau = 0.1 (`glocal.implications`): each row of A_m is then a
         Gibbs distribution over the labels that label i may imply, and none, graded by

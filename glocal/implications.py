@@ -8,11 +8,13 @@ i's. The term penalizes the scores' violations of the implications it learns,
     sum_m [ lam3 (n_m/n) sum_{s=1}^{n} + lam4 sum_{s in group m} ]
           sum_i [ sum_{j != i} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2 + a_m[i] v_0 ]
       + tau (lam3 + lam4) sum_m n_m sum_i [ sum_{j != i} A_m[i, j] log A_m[i, j]
-                                             + a_m[i] log a_m[i] ],
+                                             + a_m[i] log a_m[i] + log l ],
 
 over the scores f(x) = U W^T x and the directed weights A_m of every group m: nonnegative,
 zero on the diagonal, every row summing to at most one, a_m[i] = 1 - sum_j A_m[i, j] being
-the weight of "label i implies no label". Nothing in the objective is symmetric in (i, j):
+the weight of "label i implies no label" (the bracket of the entropy is the divergence of
+row i from the uniform weights over its l options, so the term is never negative). Nothing
+in the objective is symmetric in (i, j):
 A_m[i, j] and A_m[j, i] are free to differ, and a violation of "i implies j" (f_i above f_j)
 is not one of "j implies i".
 
@@ -228,9 +230,12 @@ class LabelImplications(CorrelationTerm):
         """The part of the term that does not read the scores: the threshold's cost of the
         weight on no label, and the entropy."""
         none = np.clip(1.0 - A.sum(axis=-1), 0.0, None)  # g x l
+        # The entropy as the divergence from uniform weights over the l options of a row:
+        # zero at the start, never negative.
+        l = A.shape[-1]
         per_group = (self.threshold * none.sum(axis=-1)
                      + self.temperature * (xlogy(A, A).sum(axis=(1, 2))
-                                           + xlogy(none, none).sum(axis=-1)))
+                                           + xlogy(none, none).sum(axis=-1) + l * np.log(l)))
         return (self.lam3 + self.lam4) * float(np.dot(sizes, per_group))
 
     def value(self, U, state, side):

@@ -59,7 +59,8 @@ def _xlogx(A):
 def _own_part(A):
     """The threshold's cost of the weight on no label, and the entropy of the rows."""
     none = 1.0 - anp.sum(A, axis=1)
-    return THRESHOLD * anp.sum(none) + TEMPERATURE * (_xlogx(A) + _xlogx(none))
+    l = A.shape[0]
+    return THRESHOLD * anp.sum(none) + TEMPERATURE * (_xlogx(A) + _xlogx(none) + l * np.log(l))
 
 
 def _reference(kind, data, X, paper_objective):
@@ -353,3 +354,19 @@ def test_an_optimizer_for_a_block_the_term_does_not_have_is_refused(multilabel_d
                                          r"fit does not have \(its correlation term's "
                                          r"blocks: none\)"):
         GLOCAL(n_latent=2, correlation="asymmetric", optimizer={"Z": "trust_regions"}).fit(X, Y)
+
+
+@pytest.mark.parametrize("case", KINDS["asymmetric"][:2], indirect=True)
+def test_the_directed_term_is_never_negative(case):
+    """Its entropy is the divergence from uniform weights, zero at the start (where only
+    the threshold's cost of the weight 1/l on no label remains), and the term stays at or
+    above zero (the solver's relative stopping rule reads the objective's size)."""
+    U, V, W, A = case.point
+    data = case.data
+    start = case.term.start(data.n_groups, A.shape[1], U.shape[1], None)
+    close(case.term._own_part(start, case.side.sizes),
+          (data.lam3 + data.lam4) * data.n_samples * THRESHOLD)
+    for _ in range(5):
+        other = _random_state(case.term, case.data, 0, case.rng)
+        assert case.term.value(U, other, case.side) >= 0.0
+        assert case.term._own_part(other, case.side.sizes) >= 0.0

@@ -73,8 +73,10 @@ class FeatureSide:
     nonquadratic : object or None
         The part of the term that is not a quadratic form in W, with ``cost_grad(W)`` (its
         value and half its gradient) and ``hessp(W, D)`` (half its Hessian at W applied to
-        D); None for a term quadratic in W. With it the W block is no linear system and is
-        solved by its optimizer.
+        D), and optionally ``curvature``, weights H_m (g x k x k) whose form
+        sum_m tr(P_m H_m P_m^T) approximates that half Hessian at the block's start, for the
+        W preconditioner only; None for a term quadratic in W. With it the W block is no
+        linear system and is solved by its optimizer.
     """
 
     weights: object

@@ -54,8 +54,8 @@ from ._cache import LastPoint
 from .correlation import CorrelationTerm, FeatureSide
 from .coupling import feature_product
 
-__all__ = ["LabelImplications", "TEMPERATURE", "THRESHOLD", "implication_weights", "violation_squares",
-           "violation_cost_grad", "active_weights", "violation_hessp"]
+__all__ = ["LabelImplications", "TEMPERATURE", "THRESHOLD", "implication_weights",
+           "violation_squares", "violation_cost_grad", "active_weights", "violation_hessp"]
 
 # tau: weights of the pairs of one label whose mean squared violations differ by 0.1 (a
 # tenth of a unit margin's square) differ by a factor e.
@@ -90,8 +90,9 @@ def violation_cost_grad(S, weights):
 
 def active_weights(S, weights):
     """The pairs active at S: M_s = Omega o [S_s,i > S_s,j] plus its transpose, shape
-    (c, l, l) (``weights`` with a zero diagonal). The generalized Hessian of `violation_cost_grad` in the row S_s is
-    2 (Diag(M_s 1) - M_s), a graph Laplacian of the active pairs."""
+    (c, l, l) (``weights`` with a zero diagonal). The generalized Hessian of
+    `violation_cost_grad` in the row S_s is 2 (Diag(M_s 1) - M_s), a graph Laplacian of the
+    active pairs."""
     # Where S_i > S_j the pair (i, j) is active, else (j, i) (a tie, of measure zero, takes
     # the latter: any weight in between is a generalized Hessian there).
     return np.where(S[:, :, None] > S[:, None, :], weights, weights.T)
@@ -270,7 +271,7 @@ class LabelImplications(CorrelationTerm):
         if not self.active:
             return FeatureSide(None)
         return FeatureSide(None, nonquadratic=_WSide(self._sample_weights(state), U,
-                                                     side.data))
+                                                     side.data, side.P))
 
     def correlations(self, state, group_fractions):
         return {"local_correlations_": state,
@@ -322,14 +323,27 @@ class _USide:
 
 class _WSide:
     """The term at fixed A and U as a function of W (the scores S = X W U^T): the
-    `glocal.correlation.FeatureSide` part that is not quadratic in W."""
+    `glocal.correlation.FeatureSide` part that is not quadratic in W. Its ``curvature``, for
+    the preconditioner, is U^T Lbar_m U per group, Lbar_m the mean over the group's samples
+    of the Laplacians of the pairs active at the start (`active_weights`)."""
 
-    def __init__(self, weights, U, data):
+    def __init__(self, weights, U, data, P):
         self.weights, self.U, self.data = weights, U, data
         self.scores = LastPoint(lambda W: feature_product(W, data))
         self._kept = (LastPoint(lambda W: list(_active_chunks(data, self.scores(W), U,
                                                               weights)))
                       if _kept_pairs(data, U.shape[0]) else None)
+        g, l = weights.shape[0], U.shape[0]
+
+        def laplacians(part, P):
+            out = np.zeros((g, l, l))
+            for m, rows in _chunks(part, l):
+                M = active_weights(P[rows] @ U.T, weights[m])
+                out[m] += np.diag(M.sum(axis=(0, 2))) - M.sum(axis=0)
+            return out
+        mean = (data.samples.sum(laplacians, data, P, reads="")
+                / data.group_sizes[:, None, None])
+        self.curvature = U.T @ mean @ U
 
     def cost_grad(self, W):
         """The value and half the gradient in W."""

@@ -103,9 +103,10 @@ class _USide:
     def hessp(self, U, D):
         return (self.Z @ ((_transposed(self.Z) @ D) @ self.B)).sum(axis=0)
 
-    def preconditioner(self, blocks):
+    def preconditioner(self, blocks, U):
         """The U block's preconditioner with these terms, given the label term's row
-        blocks (`glocal.preconditioners.u_laplacian_blocks`)."""
+        blocks (`glocal.preconditioners.u_laplacian_blocks`; quadratic in U: the start U is
+        not read)."""
         return u_laplacian_blocks(blocks, self.Z, self.B)
 
 

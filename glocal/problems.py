@@ -6,6 +6,7 @@ U, V and W live on Euclidean manifolds; a correlation term's blocks on their own
 preconditioners from `glocal.preconditioners`; this module wires them to pymanopt.
 """
 
+import numpy as np
 import pymanopt
 from pymanopt.manifolds import Euclidean
 
@@ -48,11 +49,12 @@ def u_problem(term, lam2, U, sides=()):
     the paper's loss the block's sufficient statistics, for another one the loss at
     F = U V); ``sides`` the correlation terms' U sides (none in the basic model).
     Preconditioned at ``U``, the start, by a correlation term's own preconditioner of the
-    block given its per-row Hessians without the term (``side.preconditioner(blocks)``), or
+    block given its per-row Hessians without the term (``side.preconditioner(blocks, U)``), or
     else by the inverse of those blocks (`glocal.preconditioners.u_row_blocks`).
     """
     blocks = obj.u_row_hessians(term, lam2, U)
-    own = [side.preconditioner(blocks) for side in sides if hasattr(side, "preconditioner")]
+    own = [side.preconditioner(blocks, U) for side in sides
+           if hasattr(side, "preconditioner")]
     return make_problem(RealEuclidean(*term.shape),
                         lambda point: obj.u_cost_grad(point, term, lam2, sides),
                         lambda point, D: obj.u_hessp(D, term, lam2, point, sides),
@@ -84,11 +86,17 @@ def w_problem(XtV, V_sq_norm, data, w_preconditioner, side=None):
     to lam, the diagonal form's for any correlation terms, never the Woodbury form's), the
     problem carries that linear system as ``linear_system`` (A's product, b, the
     preconditioner) for `glocal.optimizers.solve_linear_system`; else, and always for a
-    side with a part that is not quadratic in W (``side.nonquadratic``), it is None.
+    side with a part that is not quadratic in W (``side.nonquadratic``), it is None; such a
+    part's ``curvature`` joins the weights the preconditioner is made for.
     """
     product, Ht = obj.w_products(data, side)
-    preconditioner = w_preconditioner.for_weights(Ht)
     nonquadratic = None if side is None else side.nonquadratic
+    curvature = getattr(nonquadratic, "curvature", None)
+    if curvature is not None:  # the preconditioner's weights approximate that part too
+        preconditioner = w_preconditioner.for_weights(
+            (data.lam * np.eye(curvature.shape[-1]) if Ht is None else Ht) + curvature)
+    else:
+        preconditioner = w_preconditioner.for_weights(Ht)
 
     def hessp(point, D):
         return obj.w_hessp(D, product, data.lam2, point, nonquadratic)

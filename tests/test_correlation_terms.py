@@ -332,7 +332,7 @@ def test_u_preconditioner_of_the_laplacians(make_problem, monkeypatch, rank, lam
     term = CORRELATION_TERMS["laplacian"](lam3, lam4, data.group_fractions)
     hessian, blocks, side = _u_hessian(U, V, W, Z, data, term)
     monkeypatch.setattr(preconditioners, "MAX_WOODBURY", 0 if rank == 6 else 600)
-    inverse = side.preconditioner(blocks)
+    inverse = side.preconditioner(blocks, U)
     D = rng.standard_normal(U.shape)
     if lam3 + lam4 > 1:  # exact: Woodbury in the Laplacians' span, Kronecker of one term
         close(inverse(None, 2.0 * hessian(D)), D, 1e-8)
@@ -370,3 +370,21 @@ def test_the_directed_term_is_never_negative(case):
         other = _random_state(case.term, case.data, 0, case.rng)
         assert case.term.value(U, other, case.side) >= 0.0
         assert case.term._own_part(other, case.side.sizes) >= 0.0
+
+
+@pytest.mark.parametrize("case", KINDS["asymmetric"][:2], indirect=True)
+def test_directed_w_curvature_is_the_mean_active_laplacian(case):
+    """The W preconditioner's weights of the directed term: U^T Lbar_m U, Lbar_m the mean
+    over group m's samples of the Laplacian of the pairs active there (weights Omega)."""
+    U, V, W, A = case.point
+    nonquadratic = case.term.w_side(U, A, case.side).nonquadratic
+    scores = case.X @ W @ U.T
+    weights = case.term._sample_weights(A)
+    for m, idx in enumerate(case.data.group_index):
+        mean = np.zeros((U.shape[0],) * 2)
+        for s in idx:
+            active = np.where(scores[s][:, None] > scores[s][None, :], weights[m],
+                              weights[m].T)
+            mean += np.diag(active.sum(axis=1)) - active
+        close(nonquadratic.curvature[m], U.T @ (mean / len(idx)) @ U)
+        assert np.all(np.linalg.eigvalsh(nonquadratic.curvature[m]) >= -1e-10)

@@ -77,7 +77,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         when it was reached before ``tol``.
     init_max_iter : int, default=30
         Maximum number of rounds of the basic-model initialisation (Eq. 1),
-        with the same warning.
+        with the same warning; 0 skips it (from ``fit(..., init=...)``, a solution of a
+        nearby model, Algorithm 1 then starts at once).
     tol : float, default=1e-4
         Relative decrease of the objective below which a loop stops.
     optimizer : {"auto", "trust_regions", "conjugate_gradient", "steepest_descent"} or dict, \
@@ -195,7 +196,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "lam3": [Interval(Real, 0, None, closed="left")],
         "lam4": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "init_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "init_max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"auto", *OPTIMIZERS}), dict],
         "v_closed_form": ["boolean"],

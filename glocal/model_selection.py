@@ -481,16 +481,16 @@ def _check_folds_can_be_scored(Y, folds):
 
 
 def _plan(candidates, path_param):
-    """The order of one fold's fits and where each starts: (candidate, source, sibling).
+    """The order of one fold's fits and where each starts: (candidate, source).
 
     ``source`` is the index of an earlier candidate whose solution starts the fit, or None
     for GLOCAL's own initial point. Candidates equal but for ``path_param`` and
     ``fit_intercept`` form a path walked in decreasing ``path_param``: at each value the
     first candidate (in grid order) starts from the first one at the previous value, the
-    others (``sibling`` True) from it, the same model with or without a bias.
+    others from it, the same model with or without a bias.
     """
     if path_param is None:
-        return [(i, None, False) for i in range(len(candidates))]
+        return [(i, None) for i in range(len(candidates))]
     paths = {}
     for i, params in enumerate(candidates):
         rest = tuple(sorted((name, repr(value)) for name, value in params.items()
@@ -504,16 +504,17 @@ def _plan(candidates, path_param):
         previous = None
         for value in sorted(steps, reverse=True):
             first, *siblings = steps[value]
-            plan.append((first, previous, False))
-            plan.extend((i, first, True) for i in siblings)
+            plan.append((first, previous))
+            plan.extend((i, first) for i in siblings)
             previous = first
     return plan
 
 
-def _path_model(base, params, path_tol, sibling):
+def _path_model(base, params, path_tol, warm):
     """The estimator of one fit along a path: ``params`` set, stopped at ``path_tol`` with
-    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one initialisation round for a
-    sibling (it starts at a solution of Algorithm 1 for nearly the same model)."""
+    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and no basic-model initialisation
+    when it starts warm, at a solution of Algorithm 1 for a nearby model (the previous value
+    of the path, or the same model without its bias): Algorithm 1 starts there at once."""
     model = clone(base).set_params(**params)
     if path_tol is None:
         return model
@@ -523,8 +524,8 @@ def _path_model(base, params, path_tol, sibling):
     options["block_max_iter"] = min(options.get("block_max_iter", cap), cap)
     options["block_rtol"] = max(options.get("block_rtol", rtol), rtol)
     model.set_params(tol=path_tol, solver_options=options)
-    if sibling:
-        model.set_params(init_max_iter=1)
+    if warm:
+        model.set_params(init_max_iter=0)
     return model
 
 
@@ -540,10 +541,10 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
     solutions = {}  # candidate -> its fitted model, for the fits that start from it
-    sources = {source for _, source, _ in plan}
-    for i, source, sibling in plan:
+    sources = {source for _, source in plan}
+    for i, source in plan:
         tic = time.perf_counter()
-        model = _path_model(base, candidates[i], path_tol, sibling)
+        model = _path_model(base, candidates[i], path_tol, source is not None)
         model.fit(X_train, Y_train, None if groups is None else groups[train],
                   init=solutions.get(source), cache=cache)
         if i in sources:

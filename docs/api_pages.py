@@ -26,6 +26,7 @@ MODULES = {
     "glocal.manifolds": "The manifold of the Z block",
     "glocal.dask_backend": "The samples on Dask",
     "glocal.plotting": "Figures",
+    "glocal.persistence": "Saving models",
     "glocal.reproduce": "Reproducing the paper's tables",
 }
 

@@ -1,14 +1,28 @@
 """What every multi-label estimator of glocal shares: input checks, predict, score, tags."""
 
+from collections import Counter
+
 import numpy as np
 from sklearn.base import MultiOutputMixin
 from sklearn.utils.validation import check_is_fitted
 
 try:
-    from sklearn.utils.validation import _check_feature_names
+    from sklearn.utils.validation import _check_feature_names as _sklearn_feature_names
 except ImportError:  # scikit-learn < 1.6, where it is a method of BaseEstimator
-    def _check_feature_names(estimator, X, *, reset):
+    def _sklearn_feature_names(estimator, X, *, reset):
         estimator._check_feature_names(X, reset=reset)
+
+
+def _check_feature_names(estimator, X, *, reset):
+    """scikit-learn's check of X's column names (stored at fit, compared later), after
+    refusing in one line a frame that repeats a name."""
+    columns = getattr(X, "columns", None)
+    if columns is not None:
+        repeated = [name for name, count in Counter(list(columns)).items() if count > 1]
+        if repeated:
+            raise ValueError(f"X has repeated column names ({', '.join(map(repr, repeated[:3]))}"
+                             "); name every feature column once")
+    _sklearn_feature_names(estimator, X, reset=reset)
 
 from . import _validation
 

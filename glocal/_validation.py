@@ -392,6 +392,23 @@ def check_groups(groups, n_samples):
     return groups
 
 
+def check_folds(folds, n_samples):
+    """Refuse cross-validation folds whose rows are not row numbers (or a boolean mask) of
+    the ``n_samples`` rows of X; returns them."""
+    for i, fold in enumerate(folds):
+        for name, rows in zip(("training", "validation"), fold):
+            rows = np.asarray(rows)
+            inside = (rows.dtype == bool and rows.shape == (n_samples,) or rows.ndim == 1
+                      and rows.dtype.kind in "iu"
+                      and np.all((rows >= -n_samples) & (rows < n_samples)))
+            if not inside:
+                shown = ", ".join(map(str, rows.ravel()[:5])) + (" ..." if rows.size > 5
+                                                                  else "")
+                raise ValueError(f"cv: the {name} rows of fold {i + 1} are not row numbers "
+                                 f"of X's {n_samples} rows (or a mask of them): {shown}")
+    return folds
+
+
 def check_optimizer_map(optimizer, names):
     """A dict ``optimizer`` must map block names U, V, W, Z to known optimizer names."""
     if not isinstance(optimizer, dict):

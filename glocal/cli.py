@@ -8,7 +8,8 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._io import atomic_output, check_output, one_line
+from ._io import OutputExists, atomic_output, check_output, csv_text, one_line
+from ._process import exit_status, stopping_workers
 from .persistence import load_model, save_model
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
@@ -278,7 +279,9 @@ def _reproduce(args):
     from .reproduce import run_reproduction
 
     # results.csv is written after the first run, which can take minutes: refuse now.
-    check_output(Path(args.out) / "results.csv", overwrite=True)
+    check_output(Path(args.out) / "results.csv", overwrite=True, follow_links=True)
+    check_output(Path(args.out) / "report.md", overwrite=True, follow_links=True,
+                 inputs=[args.paper_tables] if args.paper_tables else [])
     from .datasets.load import _HINT
 
     try:
@@ -292,10 +295,11 @@ def _reproduce(args):
                 quick=args.quick, tune=not args.no_tune, small_clusters=args.small_clusters,
                 n_jobs=args.jobs, random_state=args.seed,
                 progress=lambda line: print(line, flush=True))
-    except KeyboardInterrupt:
-        print("glocal reproduce: interrupted; run the same command again to resume",
+    except KeyboardInterrupt as exc:
+        word, code = exit_status(exc)
+        print(f"glocal reproduce: {word}; run the same command again to resume",
               file=sys.stderr)
-        return 130
+        return code
     return 0
 
 
@@ -363,17 +367,20 @@ def _split_file(path, split):
     return f"the {split} split of {path}"
 
 
-def _output(path, args):
-    check_output(path, overwrite=args.force, hint="use --force to replace it")
+def _output(path, args, inputs=()):
+    """Refuse now an output that could not be written later (see `glocal._io.check_output`):
+    one that exists, without --force; an input of the command, a link or a special file."""
+    check_output(path, overwrite=args.force, inputs=inputs)
 
 
 def _fit(args):
     from ._validation import named_label_warnings
     from .datasets._base import known_names
+    from .datasets.load import input_files
 
     import numpy as np
 
-    _output(args.model, args)
+    _output(args.model, args, input_files(args.data, args.xml))
     chunked = Path(args.data).is_dir()
     if args.scheduler and not chunked:
         raise ValueError("--scheduler applies to a chunk directory, not to a data file")
@@ -507,6 +514,8 @@ def _npy_header(file):
     the chunk."""
     import numpy as np
 
+    if not file.is_file():  # reading a pipe would wait for a writer
+        raise ValueError(f"{file}: not a regular file (a pipe or a device?)")
     try:
         chunk = np.load(file, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:  # cut, damaged or not a .npy file
@@ -514,6 +523,8 @@ def _npy_header(file):
     if not isinstance(chunk, np.ndarray) or chunk.dtype.kind not in "biuf":
         raise ValueError(f"{file}: a chunk must hold a numeric array, not "
                          f"{getattr(chunk, 'dtype', type(chunk).__name__)}")
+    if chunk.ndim == 2 and not chunk.shape[0]:
+        raise ValueError(f"{file}: a chunk without rows")
     return chunk
 
 
@@ -530,24 +541,35 @@ def _dask_client(address):
 
 
 def _read_model(path):
-    """What 'glocal fit' saved: the model with its label and feature names (see
-    `glocal.persistence.load_model`: nothing in the file is executed)."""
+    """A saved model with what the commands need beside it: its label names (``0``, ``1``,
+    ... when the file has none), feature names, index base and training-row digests
+    (see `glocal.persistence.load_model`: nothing in the file is executed, and the model has
+    been checked to score a row of its features)."""
     import numpy as np
 
-    saved = load_model(path)  # it has checked that the model scores a row of its features
-    model, labels = saved["model"], saved.get("label_names")
-    features, rows = saved.get("feature_names"), saved.get("training_rows")
-    n_labels = model.U_.shape[0]
-    thresholds = saved.setdefault("thresholds", np.zeros(n_labels))  # the paper's sign
+    from ._fitted import model_shape
+
+    saved = load_model(path)
+    model = saved["model"]
+    n_labels = model_shape(model)[1]
+    saved.setdefault("label_names", [str(j) for j in range(n_labels)])
+    saved.setdefault("feature_names", [])
+    saved.setdefault("index_base", None)
+    # --labels cuts at the saved thresholds: those of glocal fit, or the model's own (a
+    # GLOCALCV, or a Pipeline ending in one, saved from Python), else the paper's sign.
+    last = getattr(model, "steps", [(None, model)])[-1][1]
+    thresholds = saved.setdefault("thresholds",
+                                  getattr(last, "thresholds_", np.zeros(n_labels)))
+    labels, features = saved["label_names"], saved["feature_names"]
+    rows = saved.get("training_rows")
     if not (_strings(labels) and len(labels) == n_labels and _strings(features)
             and len(features) in (0, model.n_features_in_)
-            and saved.get("index_base") in (None, 0, 1)
-            and isinstance(rows, np.ndarray) and rows.dtype == np.uint64
+            and saved["index_base"] in (None, 0, 1)
+            and (rows is None or isinstance(rows, np.ndarray) and rows.dtype == np.uint64)
             and isinstance(thresholds, np.ndarray) and thresholds.shape == (n_labels,)
             and thresholds.dtype.kind == "f" and np.isfinite(thresholds).all()):
         raise ValueError(f"'{path}' is not a model saved by glocal: its label names, "
-                         "feature names, index base, row digests or thresholds are missing "
-                         "or wrong")
+                         "feature names, index base, row digests or thresholds are wrong")
     return saved
 
 
@@ -584,9 +606,10 @@ def _predict(args):
 
     import numpy as np
 
+    from .datasets.load import input_files
     from .thresholds import top_k_labels
 
-    _output(args.out, args)
+    _output(args.out, args, [args.model, *input_files(args.data, args.xml)])
     saved = _read_model(args.model)
     data = _load_data(args.data, args, "test", model=saved)
     _check_data(saved, data, args.data)
@@ -599,7 +622,7 @@ def _predict(args):
         values, kind = scores, "scores"
     with atomic_output(args.out, overwrite=args.force) as file:
         writer = csv.writer(file, lineterminator="\n")
-        writer.writerow(saved["label_names"])
+        writer.writerow([csv_text(name) for name in saved["label_names"]])
         writer.writerows(np.asarray(values).tolist())
     print(f"wrote {kind} of {_count(values.shape[0], 'row')} x "
           f"{_count(values.shape[1], 'label')} to {args.out}")
@@ -625,7 +648,7 @@ def _evaluate(args):
         if not X.shape[0]:
             raise ValueError(f"no row of {args.data} has a positive label")
     notes = []
-    if "training_rows" in saved:
+    if saved.get("training_rows") is not None:
         seen = int(np.isin(_row_digests(X), saved["training_rows"]).sum())
         if seen == X.shape[0]:
             warnings.warn(f"the {X.shape[0]} rows scored are rows the model was fitted on: "
@@ -754,13 +777,13 @@ def _plot(args):
     names = (["correlations.png", "convergence.png"] if args.model else []) + (
         ["measure_vs_rho.png"] if args.results else [])
     for name in names:
-        _output(out / name, args)
+        _output(out / name, args, [path for path in (args.model, args.results) if path])
     from .plotting import plot_convergence, plot_correlations, plot_measure_vs_observed
 
     figures = []  # (file name, function drawing it to a path)
     if args.model:
         saved = _read_model(args.model)
-        model = saved["model"]
+        model = _glocal_of(saved["model"], args.model)
         figures += [("correlations.png", lambda path: plot_correlations(
                          model, saved["label_names"], path=path, overwrite=args.force)),
                     ("convergence.png", lambda path: plot_convergence(
@@ -775,6 +798,19 @@ def _plot(args):
         draw(out / name)
         print(f"wrote {out / name}")
     return 0
+
+
+def _glocal_of(model, path):
+    """The GLOCAL-family estimator of a saved model (itself, GLOCALCV's refitted one, a
+    Pipeline's last step), whose correlations and convergence are drawn."""
+    from . import GLOCAL
+
+    model = getattr(model, "steps", [(None, model)])[-1][1]
+    model = getattr(model, "best_estimator_", model)
+    if not isinstance(model, GLOCAL):
+        raise ValueError(f"'{path}' holds a {type(model).__name__}: correlations and "
+                         "convergence are drawn for GLOCAL, GLObal and loCAL models")
+    return model
 
 
 @contextmanager
@@ -827,7 +863,7 @@ _EXTRAS = {"matplotlib": "plot", "dask": "dask", "distributed": "dask", "dask_ml
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        with _one_line_warnings(args.command):
+        with stopping_workers(), _one_line_warnings(args.command):
             code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return code
@@ -839,7 +875,9 @@ def main(argv=None):
             return 141
         # Missing or unwritable files, outputs that exist, unknown formats, mismatched
         # models: one line, no traceback.
-        print(f"glocal {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        message = (f"'{exc.path}' exists; use --force to replace it"
+                   if isinstance(exc, OutputExists) else one_line(exc))
+        print(f"glocal {args.command}: error: {message}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # e.g. a data file asking for more than the machine has
         reason = (one_line(exc) if str(exc).strip()
@@ -855,9 +893,10 @@ def main(argv=None):
         print(f"glocal {args.command}: error: {package} is not installed; "
               f'pip install "glocal[{extra}]"', file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"glocal {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        word, code = exit_status(exc)
+        print(f"glocal {args.command}: {word}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

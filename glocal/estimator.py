@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
 from ._fit_data import FitCache, glocal_data, solver_options
+from ._fitted import Array, Boolean, Floats, Integer, Mapping, Number
 from ._progress import fit_progress
 from .laplacians import global_correlation, local_correlations
 from .losses import LOSSES
@@ -180,6 +181,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     fit_times_ : dict
         Seconds spent in ``"clustering"``, ``"init"`` (basic-model
         initialisation) and ``"main"`` (Algorithm 1).
+    normalize_rows_ : bool
+        Whether the model was fitted on unit-norm rows, so scores new rows as such (read by
+        ``decision_function``: ``set_params`` after ``fit`` changes no prediction).
     n_features_in_ : int
 
     Notes
@@ -209,6 +213,27 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "normalize_rows": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+    }
+
+    # What fit sets (see glocal._fitted): checked when a model is saved or loaded.
+    _fitted_attributes = {
+        "U_": Array("f", ("n_labels", "n_latent")),
+        "V_": Array("f", ("n_latent", "n_samples")),
+        "W_": Array("f", ("n_features_in_", "n_latent")),
+        "Z_": Array("f", ("n_groups_", "n_labels", "n_latent")),
+        "_latent_bias": Array("f", ("n_latent",), none=True),
+        "intercept_": Array("f", ("n_labels",)),
+        "normalize_rows_": Boolean(),
+        "groups_": Array("i", ("n_samples",)),
+        "n_groups_": Integer(1),
+        "_group_fractions": Array("f", ("n_groups_",)),
+        "objective_history_": Floats(),
+        "init_objective_history_": Floats(),
+        "block_objective_history_": Array("f", ("n_iter_", 4)),
+        "n_iter_": Integer(),
+        "n_init_iter_": Integer(),
+        "fit_times_": Mapping(Number()),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, lam4=1e-3,
@@ -332,11 +357,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
         self.W_ = result.W[:n_features]
-        # W's last row is the bias of the latent labels (the constant feature's weights);
-        # kept as it is so that a fit started from this one carries it over exactly.
-        self._bias_row = result.W[n_features] if self.fit_intercept else None
-        self.intercept_ = (self.intercept_scaling * self._bias_row @ self.U_.T
-                           if self.fit_intercept else np.zeros(self.U_.shape[0]))
+        # W's last row times the constant feature is the bias of the latent labels; kept so
+        # that a fit started from this one carries it over.
+        self._latent_bias = (self.intercept_scaling * result.W[n_features]
+                             if self.fit_intercept else None)
+        self.intercept_ = (self._latent_bias @ self.U_.T if self.fit_intercept
+                           else np.zeros(self.U_.shape[0]))
+        self.normalize_rows_ = bool(self.normalize_rows)
         self.groups_ = groups
         self.n_groups_ = data.n_groups
         self.objective_history_ = result.objective_history
@@ -354,9 +381,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         if isinstance(init, GLOCAL):
             check_is_fitted(init)
             U, V, W, Z = init.U_, init.V_, init.W_, init.Z_
-            bias = init._bias_row if init.fit_intercept else None
-            if bias is not None and init.intercept_scaling != self.intercept_scaling:
-                bias = bias * (init.intercept_scaling / self.intercept_scaling)  # same scores
+            bias = (None if init._latent_bias is None  # the row of W giving the same scores
+                    else init._latent_bias / self.intercept_scaling)
             if not isinstance(V, np.ndarray) or V.shape[1] != n_samples:
                 V = None  # fitted on other samples: V starts at W^T X
         elif isinstance(init, (tuple, list)) and len(init) == 4:
@@ -387,8 +413,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return global_correlation(self.local_correlations_, self._group_fractions)
 
     def _normalized(self, X):
-        """X, or its rows scaled to unit Euclidean norm when ``normalize_rows``."""
-        return normalize(X) if self.normalize_rows else X
+        """X, or its rows scaled to unit Euclidean norm when fitted with ``normalize_rows``."""
+        return normalize(X) if self.normalize_rows_ else X
 
     @staticmethod
     def _report(stage, iteration, value):
@@ -409,7 +435,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
 
             check_is_fitted(self)
             X = check_features(X, self.n_features_in_, type(self).__name__)
-            if self.normalize_rows:
+            if self.normalize_rows_:
                 X = X.map_blocks(normalize, dtype=float)
             return X.map_blocks(_linear_scores, self.W_, self.U_, self.intercept_,
                                 dtype=float, chunks=(X.chunks[0], (self.U_.shape[0],)))
@@ -471,6 +497,7 @@ class GLObal(GLOCAL):
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam4"}
+    _fixed_parameters = {"lam4": 0.0}  # GLOCAL's parameters this class sets itself
 
     def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam3=1e-3, max_iter=30,
                  init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
@@ -478,11 +505,11 @@ class GLObal(GLOCAL):
                  loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
                  random_state=None, verbose=0):
         super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=lam3,
-                         lam4=0.0, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
-                         optimizer=optimizer, v_closed_form=v_closed_form,
-                         solver_options=solver_options, fit_intercept=fit_intercept,
-                         intercept_scaling=intercept_scaling, loss=loss,
-                         class_weight=class_weight, lam_v=lam_v,
+                         **self._fixed_parameters, max_iter=max_iter,
+                         init_max_iter=init_max_iter, tol=tol, optimizer=optimizer,
+                         v_closed_form=v_closed_form, solver_options=solver_options,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         loss=loss, class_weight=class_weight, lam_v=lam_v,
                          normalize_rows=normalize_rows, random_state=random_state,
                          verbose=verbose)
 
@@ -496,17 +523,18 @@ class loCAL(GLOCAL):
 
     _parameter_constraints = {k: v for k, v in GLOCAL._parameter_constraints.items()
                               if k != "lam3"}
+    _fixed_parameters = {"lam3": 0.0}
 
     def __init__(self, n_latent=20, *, n_groups=4, lam=1.0, lam2=4.0, lam4=1e-3, max_iter=30,
                  init_max_iter=30, tol=1e-4, optimizer="auto", v_closed_form=True,
                  solver_options=None, fit_intercept=False, intercept_scaling=1.0,
                  loss="squared", class_weight=None, lam_v=None, normalize_rows=False,
                  random_state=None, verbose=0):
-        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2, lam3=0.0,
-                         lam4=lam4, max_iter=max_iter, init_max_iter=init_max_iter, tol=tol,
-                         optimizer=optimizer, v_closed_form=v_closed_form,
-                         solver_options=solver_options, fit_intercept=fit_intercept,
-                         intercept_scaling=intercept_scaling, loss=loss,
-                         class_weight=class_weight, lam_v=lam_v,
+        super().__init__(n_latent=n_latent, n_groups=n_groups, lam=lam, lam2=lam2,
+                         **self._fixed_parameters, lam4=lam4, max_iter=max_iter,
+                         init_max_iter=init_max_iter, tol=tol, optimizer=optimizer,
+                         v_closed_form=v_closed_form, solver_options=solver_options,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         loss=loss, class_weight=class_weight, lam_v=lam_v,
                          normalize_rows=normalize_rows, random_state=random_state,
                          verbose=verbose)

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names
+from ._fitted import Array, Data, Integer, Model, Number
 from ._progress import fit_progress, progress_bar
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision, observed_average_precision_scorer
@@ -255,6 +256,17 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+    _fitted_attributes = {
+        "best_estimator_": Model(),
+        "best_params_": Data(),
+        "best_score_": Number(finite=False),
+        "best_index_": Integer(),
+        "cv_results_": Data(),
+        "n_splits_": Integer(1),
+        "refit_time_": Number(),
+        "thresholds_": Array("f", ("n_labels",)),
+        "n_features_in_": Integer(1),
+    }
 
     def __init__(self, estimator=None, param_grid=None, path_param="lam2", cv=3,
                  path_tol=1e-2, scoring=None, refit=True, n_jobs=None, thresholds="cv",
@@ -398,7 +410,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         cv = self.cv
         if isinstance(cv, Integral):
             cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
-        return list(check_cv(cv).split(X))
+        return _validation.check_folds(list(check_cv(cv).split(X)), X.shape[0])
 
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates

@@ -4,68 +4,122 @@ A pickle (``pickle``, ``joblib``) stores instructions for rebuilding an object, 
 one runs them: a pickle from an untrusted source can run any code on your machine. The files
 written here use `skops.io <https://skops.readthedocs.io>`_, a zip of JSON and ``.npy``
 arrays from which only types named in advance are rebuilt: numpy arrays, Python's plain
-types and glocal's estimators of the GLOCAL family. Nothing in such a file is executed.
+types, scikit-learn's estimators (a Pipeline and its steps) and glocal's estimators. Nothing
+in such a file is executed, and what it holds is checked as data before it is used: its
+declared sizes against a memory budget before anything is read, then every attribute of
+every estimator against what its class's ``fit`` sets (names, real and finite values,
+shapes that agree), and every parameter against the class's constraints.
 """
 
 import warnings
 from pathlib import Path
 
-from ._io import atomic_output, one_line
+from ._io import atomic_output, check_declared_size, one_line
 
-# The only classes rebuilt beyond skops' defaults (numpy arrays, builtins).
-_TRUSTED = ("glocal.estimator.GLOCAL", "glocal.estimator.GLObal", "glocal.estimator.loCAL")
+__all__ = ["load_model", "save_model"]
+
+# The classes rebuilt beyond skops' defaults (numpy arrays, builtins, scikit-learn's
+# estimators): glocal's estimators, and scikit-learn's cross-validation splitters (plain
+# numbers and arrays) that GLOCALCV's ``cv`` may hold.
+_ESTIMATORS = ("glocal.estimator.GLOCAL", "glocal.estimator.GLObal", "glocal.estimator.loCAL",
+               "glocal.model_selection.GLOCALCV", "glocal.baselines.br.BR",
+               "glocal.baselines.leml.LEML", "glocal.baselines.maxide.MAXIDE",
+               "glocal.baselines.mlloc.MLLOC", "glocal.baselines.mllrc.MLLRC",
+               "glocal.baselines.two_stage.TwoStage", "glocal.baselines.two_stage.MBR",
+               "glocal.baselines.two_stage.MMLLOC", "glocal.thresholds.LabelThresholdsCV")
+_TRUSTED = _ESTIMATORS + tuple(
+    f"sklearn.model_selection._split.{name}" for name in (
+        "KFold", "RepeatedKFold", "ShuffleSplit", "GroupKFold", "PredefinedSplit",
+        "TimeSeriesSplit", "LeaveOneOut"))
 _FORMAT = "glocal model"
+_RESERVED = ("format", "glocal_version", "model")
 _NOT_A_MODEL = "is not a model saved by glocal"
 _PICKLE_OPCODES = (b"\x80", b"(", b"}", b"]", b"c")  # protocol >= 2, or older pickles
 
 
 def save_model(path, model, *, overwrite=False, **info):
-    """Save a fitted estimator of the GLOCAL family in skops' secure format.
+    """Save a fitted glocal estimator, or a Pipeline ending in one, in skops' secure format.
 
-    The file holds the estimator, the glocal version that wrote it, and ``info``; it is
-    written whole or not at all. Prefer this to ``pickle`` or ``joblib``: loading a pickle
-    runs the code it holds, so a pickle from someone else can do anything on your machine,
-    while `load_model` rebuilds numpy arrays, plain Python values and glocal's estimators
-    only.
+    The file holds the model, the glocal version that wrote it, and ``info``; it is written
+    whole or not at all, and only if `load_model` would load it: the same checks run
+    first. Prefer this to ``pickle`` or ``joblib``: loading a pickle runs the code it holds,
+    so a pickle from someone else can do anything on your machine, while `load_model`
+    rebuilds numpy arrays, plain Python values, scikit-learn's and glocal's estimators only.
 
     Parameters
     ----------
     path : path-like
         The file to write (e.g. ``model.skops``).
-    model : GLOCAL, GLObal or loCAL
-        A fitted estimator.
+    model : estimator
+        A fitted estimator of glocal (`glocal.GLOCAL`, `glocal.GLOCALCV`, the baselines of
+        `glocal.baselines`), or a fitted `sklearn.pipeline.Pipeline` whose last step is
+        one (its other steps scikit-learn transformers holding no functions). A model
+        fitted on Dask arrays is saved once its ``V_`` and ``groups_`` are computed.
     overwrite : bool, default=False
-        Whether an existing file at ``path`` may be replaced.
+        Whether an existing file at ``path`` may be replaced (never a directory, a link, a
+        pipe or a device).
     **info
-        Plain values to keep beside the model (str, int, float, lists, dicts, numpy arrays),
-        returned by `load_model`.
+        Plain values to keep beside the model (None, bool, int, float, str, numpy arrays
+        of numbers or strings, and lists, tuples and dicts of them), returned by
+        `load_model`. ``label_names=[...]`` names the labels for the ``glocal`` command.
 
     Raises
     ------
     TypeError
-        If ``model`` is not a GLOCAL, GLObal or loCAL estimator.
+        If ``model`` is not a glocal estimator or such a Pipeline, or ``info`` holds
+        something other than plain values or uses a name of the file's own (``format``,
+        ``glocal_version``, ``model``).
+    ValueError
+        If the model is not fitted, or holds what `load_model` refuses (non-finite or
+        inconsistent arrays, invalid parameters, functions, types it does not rebuild).
     FileExistsError
-        If ``path`` exists and ``overwrite`` is False.
+        If ``path`` exists and ``overwrite`` is False, or is a link.
     """
     import skops.io as sio
 
     from . import __version__
+    from ._fitted import ModelError, check_plain
 
-    name = f"{type(model).__module__}.{type(model).__qualname__}"
-    if name not in _TRUSTED:
-        raise TypeError(f"save_model saves GLOCAL, GLObal or loCAL estimators, not {name}")
+    _check_kind(model)
+    for key, value in info.items():
+        if key in _RESERVED:
+            raise TypeError(f"save_model: '{key}' is a name of the file's own; keep the "
+                            "value under another name")
+        try:
+            check_plain(value, key)
+        except ModelError as exc:
+            raise TypeError(f"save_model keeps plain values beside the model: {exc}") from None
+    try:
+        _check_contents(model)
+    except ModelError as exc:
+        raise ValueError(f"save_model: {exc}") from None
     contents = {"format": _FORMAT, "glocal_version": __version__, **info, "model": model}
+    try:
+        data = sio.dumps(contents)
+    except Exception as exc:  # skops' own refusals of a type, deep in its encoder
+        raise ValueError(f"save_model: the model cannot be written: {_first_line(exc)}") from None
+    untrusted = sorted(set(sio.get_untrusted_types(data=data)) - set(_TRUSTED))
+    if untrusted:
+        raise ValueError(f"save_model: the model holds types that load_model does not "
+                         f"rebuild: {', '.join(untrusted[:3])}")
     with atomic_output(path, overwrite=overwrite, binary=True) as file:
-        sio.dump(contents, file)
+        file.write(data)
 
 
 def load_model(path, *, other_version="error"):
     """Load what `save_model` saved, without running any code the file may hold.
 
-    Only numpy arrays, plain Python values and glocal's GLOCAL, GLObal and loCAL are
-    rebuilt; a file holding any other type is refused before anything is rebuilt. Pickle
-    and joblib files are refused unread: loading one runs the code it holds (a pickle from
-    someone else can do anything on your machine), so load those only if you made them.
+    Only numpy arrays, plain Python values, scikit-learn's estimators and glocal's are
+    rebuilt; a file holding any other type is refused before anything is rebuilt, and so is
+    a file whose declared sizes (its zip members, ``schema.json``, the ``.npy`` headers)
+    exceed the memory budget (a quarter of the machine's memory, or the environment variable
+    ``GLOCAL_MEMORY_BUDGET`` in GiB) or expand like a zip bomb. The
+    model rebuilt is then checked as data: every attribute against what its class's ``fit``
+    sets (real, finite, shapes consistent with its features and labels; nothing shadowing
+    a method, no function), every parameter against the class's constraints, and it must
+    score a row. Pickle and joblib files are refused unread: loading one runs the code it
+    holds (a pickle from someone else can do anything on your machine), so load those only
+    if you made them.
 
     Parameters
     ----------
@@ -87,13 +141,17 @@ def load_model(path, *, other_version="error"):
         If ``path`` cannot be read as a file.
     ValueError
         If ``path`` is not such a model file (a pickle, another zip, a damaged file, a file
-        with other types, a model that is not fitted), or comes from another glocal
-        version and ``other_version="error"``. The message is one line naming the file.
+        with other types, a model that is not fitted or holds what its class does not
+        set), or comes from another glocal version and ``other_version="error"``, or
+        ``other_version`` is neither. The message is one line naming the file.
     """
     import skops.io as sio
 
     from . import __version__
+    from ._fitted import ModelError, check_plain
 
+    if other_version not in ("error", "warn"):
+        raise ValueError(f"other_version must be 'error' or 'warn', got {other_version!r}")
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"'{path}' is a directory, not a model file")
@@ -107,6 +165,7 @@ def load_model(path, *, other_version="error"):
                 else "not a skops zip file")
         raise ValueError(f"'{path}' {_NOT_A_MODEL}: {kind}")
     try:
+        _check_declared_sizes(path)
         untrusted = set(sio.get_untrusted_types(file=path)) - set(_TRUSTED)
         if untrusted:
             shown = ", ".join(sorted(untrusted)[:3])
@@ -128,28 +187,88 @@ def load_model(path, *, other_version="error"):
         if other_version == "error":
             raise ValueError(text)
         warnings.warn(text, UserWarning, stacklevel=2)
-    _check_fitted(contents.get("model"), path)
+    try:
+        for key, value in contents.items():
+            if key != "model":
+                check_plain(value, key)
+        _check_kind(contents.get("model"))
+        _check_contents(contents["model"])
+    except (TypeError, ModelError) as exc:
+        raise ValueError(f"'{path}' {_NOT_A_MODEL}: {_first_line(exc)}") from None
     return contents
 
 
-def _check_fitted(model, path):
-    """Refuse a model whose arrays do not score a row (a file edited by hand)."""
-    import scipy.sparse as sp
+def _check_kind(model):
+    """A glocal estimator, or a scikit-learn Pipeline (its steps are checked later)."""
+    from sklearn.pipeline import Pipeline
 
     name = f"{type(model).__module__}.{type(model).__qualname__}"
-    if name not in _TRUSTED:
-        raise ValueError(f"'{path}' {_NOT_A_MODEL}: it holds a {type(model).__name__}, "
-                         "not a glocal estimator")
+    if name not in _ESTIMATORS and not isinstance(model, Pipeline):
+        raise TypeError(f"the model is a {name}, not a glocal estimator (nor a "
+                        "scikit-learn Pipeline ending in one)")
+
+
+def _check_contents(model):
+    """The checks of `load_model` on the rebuilt model (see there); ModelError if not."""
+    import numpy as np
+
+    from ._fitted import ModelError, check_model
+
+    n_labels = check_model(model).get("n_labels")
+    d = model.n_features_in_
     try:
-        d = int(model.n_features_in_)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            scores = model.decision_function(sp.csr_matrix((1, d)))
-        if scores.ndim != 2 or scores.shape[0] != 1:
-            raise ValueError(f"scores of shape {scores.shape}")
+            warnings.simplefilter("ignore")  # e.g. a row without the feature names of fit
+            scores = np.asarray(model.decision_function(np.zeros((1, d))))
     except Exception as exc:
-        raise ValueError(f"'{path}' {_NOT_A_MODEL}: its estimator does not score a row "
-                         f"({_first_line(exc)})") from None
+        raise ModelError(f"it does not score a row ({_first_line(exc)})") from None
+    if scores.shape != (1, n_labels) or scores.dtype.kind != "f" or not np.isfinite(
+            scores).all():
+        raise ModelError(f"its scores of a row are not {n_labels} finite real numbers")
+
+
+def _check_declared_sizes(path):
+    """Refuse, before reading it, a zip whose members would not fit the memory budget:
+    by their declared sizes, their expansion from the stored bytes, and for ``.npy``
+    members the array their header declares."""
+    import zipfile
+
+    import numpy as np
+
+    check_declared_size(path.stat().st_size, path.stat().st_size, "the file")
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        for member in members:
+            # Parsed, JSON takes several times its size in Python objects.
+            scale = 16 if member.filename == "schema.json" else 1
+            check_declared_size(scale * member.file_size, scale * member.compress_size,
+                                f"its member '{member.filename}'")
+        check_declared_size(sum(member.file_size for member in members),
+                            sum(member.compress_size for member in members),
+                            "its members together")
+        for member in members:
+            if member.filename.endswith(".npy"):
+                _check_npy_header(archive, member, np)
+
+
+def _check_npy_header(archive, member, np):
+    """A ``.npy`` member whose header declares exactly the bytes it holds."""
+    with archive.open(member) as file:
+        try:
+            version = np.lib.format.read_magic(file)
+            read = {(1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0}[version]
+            shape, _, dtype = read(file)
+        except (KeyError, ValueError, EOFError) as exc:
+            raise ValueError(f"its member '{member.filename}' is not a readable .npy array "
+                             f"({_first_line(exc)})") from None
+        data = member.file_size - file.tell()
+    if dtype.hasobject:
+        raise ValueError(f"its member '{member.filename}' holds Python objects")
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if declared != data:
+        raise ValueError(f"its member '{member.filename}' declares an array of {declared} "
+                         f"bytes but holds {data}")
 
 
 def _first_line(exc):

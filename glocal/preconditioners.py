@@ -9,6 +9,7 @@ import numpy as np
 import scipy.linalg
 
 from . import objective as obj
+from ._linalg import cho_factor_psd
 from .label_fit import apply_row_blocks
 
 __all__ = ["DenseW", "DualW", "DiagonalW"]
@@ -82,7 +83,7 @@ class DenseW:
     def __init__(self, gram, lam, lam2, fractions):
         self._gram, self._lam, self._lam2, self._fractions = gram, lam, lam2, fractions
         d = gram.shape[0]
-        self._factor = scipy.linalg.cho_factor(lam * gram + lam2 * np.eye(d), overwrite_a=True)
+        self._factor = cho_factor_psd(lam * gram + lam2 * np.eye(d))
         self._eigen = None
 
     def __call__(self, point, vector):
@@ -113,8 +114,7 @@ class DualW:
         self._X, self._lam, self._lam2 = X, lam, lam2
         gram = X @ X.T
         gram = gram.toarray() if hasattr(gram, "toarray") else np.asarray(gram)
-        self._dual = scipy.linalg.cho_factor(lam * gram + lam2 * np.eye(X.shape[0]),
-                                             overwrite_a=True)
+        self._dual = cho_factor_psd(lam * gram + lam2 * np.eye(X.shape[0]))
 
     def __call__(self, point, vector):
         inner = scipy.linalg.cho_solve(self._dual, np.asarray(self._X @ vector),

@@ -21,10 +21,11 @@ from sklearn.model_selection import KFold, check_cv
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from . import _validation
 from ._base import MultiLabelMixin
+from ._fitted import Array, Integer, Model
 from .metrics._label_sets import top_k_labels
 
 __all__ = ["f1_thresholds", "top_k_labels", "LabelThresholdsCV"]
@@ -164,6 +165,8 @@ class LabelThresholdsCV(MultiLabelMixin, MetaEstimatorMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
+    _fitted_attributes = {"estimator_": Model(), "thresholds_": Array("f", ("n_labels",)),
+                          "n_features_in_": Integer(1)}
 
     def __init__(self, estimator, *, cv=3, n_jobs=None, random_state=None):
         self.estimator = estimator
@@ -190,7 +193,7 @@ class LabelThresholdsCV(MultiLabelMixin, MetaEstimatorMixin, BaseEstimator):
         cv = self.cv
         if isinstance(cv, Integral):
             cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
-        folds = list(check_cv(cv).split(X))
+        folds = _validation.check_folds(list(check_cv(cv).split(X)), _num_samples(X))
         # A fold's label warnings speak of its rows only: the fit on all rows says what
         # holds for the data.
         with _validation.warnings_once(names) as records:

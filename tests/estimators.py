@@ -19,3 +19,11 @@ def quick_estimators():
         "MMLLOC": MMLLOC(completer=MAXIDE(max_iter=20),
                          learner=MLLOC(n_groups=2, max_iter=3, random_state=0)),
     }
+
+
+def quick_search():
+    """GLOCALCV over two settings on two folds, seeded."""
+    from glocal import GLOCALCV
+
+    return GLOCALCV(GLOCAL(n_latent=2, n_groups=2, max_iter=3, init_max_iter=3),
+                    {"lam2": [4.0, 1.0]}, cv=2, random_state=0)

@@ -345,7 +345,7 @@ def test_predict_on_svmlight_without_labels(files):
     X = np.random.default_rng(3).standard_normal((5, 6))
     X[:, 5] = 0  # the highest feature absent: the file alone does not tell there are 6
     (tmp / "new.svm").write_text("".join(
-        " " + " ".join(f"{j + 1}:{v:.3f}" for j, v in enumerate(row) if v) + "\n" for row in X))
+        " " + " ".join(f"{j}:{v:.3f}" for j, v in enumerate(row) if v) + "\n" for row in X))
     assert main(["predict", str(tmp / "m.skops"), str(tmp / "new.svm"), "--out",
                  str(tmp / "s.csv")]) == 0
     rows = list(csv.reader((tmp / "s.csv").open()))
@@ -573,17 +573,22 @@ def test_damaged_data_files_are_one_line_naming_the_file(tmp_path, capsys):
 
 
 def test_svmlight_index_base_of_the_training_file_is_kept(tmp_path, capsys):
-    # Trained with a 0 index; the new file has no 0 index but is read the same way.
+    # Trained with a 0 index; a new file without one could be 1-based (shifted scores):
+    # refused in one line, and read once it gives its feature 0.
     (tmp_path / "train.svm").write_text("".join(
         f"{i % 2} 0:{1 + i % 3} 1:{i % 2 + 0.5} 2:{i % 5}\n" for i in range(30)))
     (tmp_path / "new.svm").write_text(" 1:1.5 2:3\n")
     (tmp_path / "same.svm").write_text(" 0:0 1:1.5 2:3\n")
     assert main(["fit", str(tmp_path / "train.svm"), "--model", str(tmp_path / "m.skops"),
                  "--n-latent", "1", "--n-groups", "1", "--paper"]) == 0
-    for name in ("new", "same"):
-        assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / f"{name}.svm"),
-                     "--out", str(tmp_path / f"{name}.csv")]) == 0
-    assert (tmp_path / "new.csv").read_text() == (tmp_path / "same.csv").read_text()
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / "new.svm"),
+                 "--out", str(tmp_path / "new.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "new.svm: no feature index 0" in err
+    assert not (tmp_path / "new.csv").exists()
+    assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / "same.svm"),
+                 "--out", str(tmp_path / "same.csv")]) == 0
     # Trained 1-based: a file with index 0 is refused, not shifted.
     (tmp_path / "one.svm").write_text("".join(
         f"{i % 2} 1:{1 + i % 3} 2:{i % 2 + 0.5} 3:{i % 5}\n" for i in range(30)))
@@ -605,6 +610,32 @@ def test_a_damaged_chunk_is_named(tmp_path, capsys):
     assert main(["fit", str(parts), "--model", str(tmp_path / "m.skops")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(parts / "X_0.npy") in err, err
+
+
+@pytest.mark.parametrize("case", ["pipe", "no rows"])
+def test_chunks_that_are_pipes_or_without_rows_are_named(tmp_path, capsys, case):
+    import threading
+
+    pytest.importorskip("dask.array")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    np.save(parts / "Y_000.npy", np.eye(20, 2) if case == "pipe" else np.zeros((0, 2)))
+    if case == "pipe":
+        os.mkfifo(parts / "X_000.npy")
+    else:
+        np.save(parts / "X_000.npy", np.zeros((0, 3)))
+    done = []
+    thread = threading.Thread(target=lambda: done.append(
+        main(["fit", str(parts), "--model", str(tmp_path / "m.skops")])), daemon=True)
+    thread.start()
+    thread.join(20)
+    if thread.is_alive():  # release the read blocked on the pipe
+        os.close(os.open(parts / "X_000.npy", os.O_WRONLY | os.O_NONBLOCK))
+    assert done == [2]
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(parts) in err, err
+    assert ("not a regular file" if case == "pipe" else "without rows") in err
+    assert "missing" not in err
 
 
 def test_out_of_memory_is_one_line(files, capsys, monkeypatch):

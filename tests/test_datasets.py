@@ -424,7 +424,7 @@ def test_complex_mat_is_refused(tmp_path, key):
 
 @pytest.mark.parametrize("text, message", [
     ("0 3000000000:0.5\n", "malformed svmlight file"),  # OverflowError inside scikit-learn
-    ("2000000000 1:0.5\n" * 8, "a quarter of the machine's memory"),  # 120 GiB of labels
+    ("2000000000 1:0.5\n" * 8, "memory budget"),  # 120 GiB of labels
     ("0 1:0.5\n1 2:0.5e", "the last row is cut short"),
     ("0 1:0.5\n1 2:", "the last row is cut short"),
     ("0 1:0.5\n1 2", "the last row is cut short"),
@@ -449,9 +449,10 @@ def test_svmlight_index_base_is_found_once_and_then_kept(tmp_path):
     one = write(tmp_path / "one.svm", "0 1:1 3:3\n1 2:2\n")
     assert load(zero).index_base == 0 and load(one).index_base == 1
     np.testing.assert_array_equal(load(one).X.toarray(), [[1, 0, 3], [0, 2, 0]])
-    # Read as 0-based data (a model's training file had a 0 index): nothing shifts.
-    with pytest.warns(UserWarning, match="shifted"):  # it has no index 0
-        read = load(one, index_base=0, n_features=4)
+    # Read as 0-based data (a model's training file had a 0 index), a file whose feature 0
+    # is given, if only as 0, is read as it is: nothing shifts.
+    given = write(tmp_path / "given.svm", "0 0:0 1:1 3:3\n1 2:2\n")
+    read = load(given, index_base=0, n_features=4)
     np.testing.assert_array_equal(read.X.toarray(), [[0, 1, 0, 3], [0, 0, 2, 0]])
     with raises_naming(ValueError, zero) as info:
         load(zero, index_base=1)
@@ -466,13 +467,15 @@ def test_arff_with_a_byte_order_mark_loads(tmp_path):
                                             xml=tmp_path / "bom.xml").feature_names
 
 
-def test_svmlight_read_from_0_without_index_0_warns_of_a_shift(tmp_path):
-    """A model fitted on a 0-based file scores a 1-based file shifted by one feature unless
-    the new file uses the model's last feature (then it is refused): say so."""
+def test_svmlight_read_from_0_without_index_0_is_refused(tmp_path):
+    """A model fitted on a 0-based file would score a 1-based file shifted by one feature
+    (whether the file is 1-based cannot be told when it leaves the last feature out): the
+    file is refused in one line that says how to number it."""
     one = tmp_path / "one.svm"
     one.write_text("0 1:1 2:2\n1 2:3 3:4\n")
-    with pytest.warns(UserWarning, match=r"no feature index 0 .* shifted"):
+    with raises_naming(ValueError, one) as info:
         load(one, index_base=0, n_features=5)
+    assert "no feature index 0" in str(info.value) and "'0:0'" in str(info.value)
     (tmp_path / "zero.svm").write_text("0 0:1 2:2\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -521,3 +524,40 @@ def test_arff_in_utf16_cut_mid_character_names_the_file(tmp_path):
     with raises_naming(ValueError, path) as info:
         load(path, xml=write(tmp_path / "cut.xml", MULAN_XML))
     assert "UTF-16" in str(info.value)
+
+
+def _refused_fast(path, *fragments):
+    """load refuses ``path`` in one line naming it, in under a second, as does the CLI."""
+    import time
+
+    from glocal.cli import main
+
+    tic = time.perf_counter()
+    with raises_naming(ValueError, path) as info:
+        load(path)
+    assert time.perf_counter() - tic < 1.0
+    for fragment in fragments:
+        assert fragment in str(info.value), info.value
+    assert main(["fit", str(path), "--model", str(path.with_suffix(".skops"))]) == 2
+
+
+def test_a_mat_file_that_inflates_like_a_bomb_is_refused_unread(tmp_path):
+    scipy_io = pytest.importorskip("scipy.io")
+    path = tmp_path / "bomb.mat"
+    scipy_io.savemat(path, {"data": np.zeros((3000, 3000)), "target": np.zeros((3000, 2))},
+                     do_compression=True)
+    assert path.stat().st_size < 2**20
+    _refused_fast(path, "bomb")
+
+
+def test_a_mat_file_over_the_memory_budget_is_refused_unread(tmp_path, monkeypatch):
+    scipy_io = pytest.importorskip("scipy.io")
+    path = tmp_path / "big.mat"
+    scipy_io.savemat(path, {"data": np.ones((400, 300)), "target": np.eye(400, 2)})
+    monkeypatch.setenv("GLOCAL_MEMORY_BUDGET", "1e-4")  # about 100 kB
+    _refused_fast(path, "memory budget")
+
+
+def test_an_svmlight_feature_index_beyond_the_memory_budget_is_refused(tmp_path):
+    path = write(tmp_path / "huge.svm", "1 2147483646:1\n0 3:1\n")
+    _refused_fast(path, "feature index 2147483646", "memory budget")

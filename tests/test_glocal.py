@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "glocal"
 # Lowest first; a module not listed belongs to the layer of its package.
 LAYERS = [
     ("foundations", ["glocal", "glocal._validation", "glocal._base", "glocal._io",
+                     "glocal._linalg", "glocal._fitted", "glocal._process",
                      "glocal._cache", "glocal.labels", "glocal.losses", "glocal.label_fit",
                      "glocal.coupling", "glocal.second_moments", "glocal.objective",
                      "glocal.backends", "glocal.dask_backend", "glocal.groups",

@@ -165,3 +165,250 @@ def test_a_pipe_as_model_file_is_refused_unread(fitted, tmp_path, capsys):
     os.mkfifo(pipe)
     assert _returns_soon(load_model, pipe)
     _predict_refuses(fitted, pipe, capsys, "not a regular file")
+
+
+# --- every model kind, checked as data ------------------------------------------------------
+
+def _models():
+    """Every kind of model save_model takes, fitted on small data, with the data."""
+    import warnings
+
+    from estimators import quick_estimators, quick_search
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler
+
+    from glocal.datasets import make_glocal_data
+
+    data = make_glocal_data(n_samples=60, random_state=0)
+    X, Y = data.X, data.Y.astype(float)
+    Y[:5, 0] = np.nan
+    from glocal.baselines import BR
+    from glocal.thresholds import LabelThresholdsCV
+
+    models = {**quick_estimators(), "GLOCALCV": quick_search(),
+              "Pipeline": make_pipeline(MaxAbsScaler(), quick_search()),
+              "LabelThresholdsCV": LabelThresholdsCV(BR(), cv=2, random_state=0)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for model in models.values():
+            model.fit(X, Y)
+    return models, X
+
+
+@pytest.fixture(scope="module")
+def models():
+    return _models()
+
+
+@pytest.mark.parametrize("name", ["GLOCAL", "GLObal", "loCAL", "BR", "LEML", "MLLRC", "MLLOC",
+                                  "MAXIDE", "MBR", "MMLLOC", "GLOCALCV", "Pipeline",
+                                  "LabelThresholdsCV"])
+def test_every_model_kind_round_trips(models, tmp_path, name):
+    fitted, X = models
+    save_model(tmp_path / "m.skops", fitted[name], label_names=[f"l{j}" for j in range(12)])
+    loaded = load_model(tmp_path / "m.skops")
+    assert type(loaded["model"]) is type(fitted[name])
+    np.testing.assert_array_equal(loaded["model"].decision_function(X),
+                                  fitted[name].decision_function(X))
+    np.testing.assert_array_equal(loaded["model"].predict(X), fitted[name].predict(X))
+
+
+@pytest.mark.parametrize("name", ["GLOCALCV", "Pipeline", "MBR"])
+def test_a_model_saved_in_python_works_with_every_command(models, tmp_path, capsys, name):
+    from sklearn.datasets import dump_svmlight_file
+
+    fitted, X = models
+    model = fitted[name]
+    labels = [f"label {j}" for j in range(12)]
+    save_model(tmp_path / "m.skops", model, label_names=labels)
+    Y = (model.decision_function(X) > 0).astype(int)
+    dump_svmlight_file(X, Y, str(tmp_path / "d.svm"), multilabel=True)
+    assert main(["predict", str(tmp_path / "m.skops"), str(tmp_path / "d.svm"), "--out",
+                 str(tmp_path / "s.csv")]) == 0
+    assert (tmp_path / "s.csv").read_text().splitlines()[0] == ",".join(labels)
+    assert main(["evaluate", str(tmp_path / "m.skops"), str(tmp_path / "d.svm")]) == 0
+    assert "Ap" in capsys.readouterr().out
+    plotted = main(["plot", "--model", str(tmp_path / "m.skops"), "--out",
+                    str(tmp_path / "figures")])
+    if name == "MBR":  # no label correlations to draw: said in one line
+        assert plotted == 2 and "GLOCAL" in capsys.readouterr().err
+    else:
+        assert plotted == 0 and (tmp_path / "figures" / "correlations.png").is_file()
+    # Without label names too: the labels are numbered.
+    save_model(tmp_path / "plain.skops", model)
+    assert main(["predict", str(tmp_path / "plain.skops"), str(tmp_path / "d.svm"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    assert (tmp_path / "p.csv").read_text().splitlines()[0] == ",".join(map(str, range(12)))
+
+
+def _edited(fitted, tmp_path, edit):
+    """The model file of glocal fit with ``edit`` applied to its model, written by skops
+    directly (as a crafted file would be)."""
+    saved = load_model(fitted / "m.skops")
+    edit(saved["model"])
+    sio.dump(saved, tmp_path / "edited.skops")
+    return tmp_path / "edited.skops"
+
+
+def _set(name, value):
+    def edit(model):
+        setattr(model, name, value)
+    return edit
+
+
+def _set_entry(name, index, value):
+    def edit(model):
+        array = getattr(model, name).astype(type(value))
+        array[index] = value
+        setattr(model, name, array)
+    return edit
+
+
+@pytest.mark.parametrize("edit, fragments", [
+    (_set_entry("W_", (0, 0), np.nan), ["W_", "NaN"]),
+    (_set_entry("W_", (0, 0), np.inf), ["W_", "infinite"]),
+    (_set_entry("W_", (0, 0), 1e308), ["W_", "overflowing"]),
+    (_set_entry("W_", (0, 0), 1j), ["W_", "complex"]),
+    (_set("W_", np.zeros((3, 2))), ["W_", "n_features_in_"]),
+    (_set("intercept_", np.zeros(7)), ["intercept_", "n_labels"]),
+    (_set("U_", [[1.0, 0.0]] * 3), ["U_", "list", "not a numpy array"]),
+    (_set("decision_function", np.negative), ["decision_function", "shadows"]),
+    (_set("predict", np.negative), ["predict", "shadows"]),
+    (_set("extra_", 1), ["extra_", "does not have"]),
+    (_set("normalize_rows", "yes"), ["normalize_rows", "yes"]),
+    (_set("n_latent", -1), ["n_latent"]),
+    (_set("normalize_rows_", "yes"), ["normalize_rows_", "True or False"]),
+    (lambda model: delattr(model, "W_"), ["not fitted", "W_"]),
+])
+def test_model_contents_are_checked_as_data(fitted, tmp_path, capsys, edit, fragments):
+    path = _edited(fitted, tmp_path, edit)
+    with pytest.raises(ValueError) as raised:
+        load_model(path)
+    assert "\n" not in str(raised.value) and str(path) in str(raised.value)
+    _predict_refuses(fitted, path, capsys, "is not a model saved by glocal", *fragments)
+
+
+def test_a_search_with_a_splitter_object_round_trips(models, tmp_path):
+    from sklearn.model_selection import KFold
+
+    from glocal import GLOCALCV
+
+    fitted, X = models
+    search = GLOCALCV(GLOCAL(n_latent=2, max_iter=2, init_max_iter=2), {"lam2": [1.0]},
+                      cv=KFold(2, shuffle=True, random_state=0)).fit(X, np.eye(len(X), 3))
+    save_model(tmp_path / "m.skops", search)
+    loaded = load_model(tmp_path / "m.skops")["model"]
+    assert loaded.cv.n_splits == 2
+    np.testing.assert_array_equal(loaded.decision_function(X), search.decision_function(X))
+
+
+def test_a_function_as_a_parameter_is_refused(models, tmp_path):
+    search = models[0]["GLOCALCV"]
+    saved = {"format": "glocal model", "glocal_version": glocal.__version__, "model": search}
+    search.scoring = np.negative  # a trusted numpy function, callable at fit time
+    try:
+        sio.dump(saved, tmp_path / "m.skops")
+        with pytest.raises(ValueError, match="scoring is a function"):
+            load_model(tmp_path / "m.skops")
+        with pytest.raises(ValueError, match="scoring is a function"):
+            save_model(tmp_path / "other.skops", search)
+    finally:
+        search.scoring = None
+
+
+@pytest.mark.parametrize("info, message", [
+    ({"f": lambda x: x}, "f is a function"),
+    ({"other": GLOCAL()}, "other is a GLOCAL"),
+    ({"format": "x"}, "'format' is a name of the file's own"),
+    ({"glocal_version": "1"}, "'glocal_version' is a name of the file's own"),
+    ({"names": {1: "a"}}, "not a string"),
+])
+def test_save_model_refuses_info_load_model_would_refuse(models, tmp_path, info, message):
+    with pytest.raises(TypeError, match=message):
+        save_model(tmp_path / "m.skops", models[0]["BR"], **info)
+    assert not (tmp_path / "m.skops").exists()
+
+
+def test_save_model_refuses_models_load_model_would_refuse(models, tmp_path):
+    from glocal.baselines import MAXIDE
+
+    with pytest.raises(ValueError, match="not fitted"):
+        save_model(tmp_path / "m.skops", GLOCAL())
+    fitted, X = models
+    with pytest.raises(ValueError, match="does not score a row"):
+        save_model(tmp_path / "m.skops", MAXIDE(side_information=False, max_iter=2).fit(
+            X, np.eye(len(X), 3)))
+    broken = GLOCAL(n_latent=2, max_iter=1, init_max_iter=1).fit(X, np.eye(len(X), 3))
+    broken.U_ = broken.U_ * np.nan
+    with pytest.raises(ValueError, match="U_ holds NaN"):
+        save_model(tmp_path / "m.skops", broken)
+    assert not (tmp_path / "m.skops").exists()
+
+
+def test_save_model_of_a_dask_fit_is_one_line(tmp_path):
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((40, 3)), (rng.random((40, 2)) < 0.5).astype(float)
+    Y[0] = 1
+    model = GLOCAL(n_latent=1, n_groups=2, max_iter=1, init_max_iter=1, random_state=0).fit(
+        da.from_array(X, chunks=20), da.from_array(Y, chunks=20))
+    with pytest.raises(ValueError) as raised:
+        save_model(tmp_path / "m.skops", model)
+    assert "\n" not in str(raised.value) and "compute it first" in str(raised.value)
+    model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
+    save_model(tmp_path / "m.skops", model)  # as the message says
+    np.testing.assert_allclose(load_model(tmp_path / "m.skops")["model"].decision_function(X),
+                               model.decision_function(X))
+
+
+def test_other_version_takes_error_or_warn_only(fitted):
+    with pytest.raises(ValueError, match="other_version"):
+        load_model(fitted / "m.skops", other_version="ignore")
+
+
+# --- bombs fail fast, before anything is read -----------------------------------------------
+
+def _rezip(source, path, replace):
+    """A copy of the zip ``source`` with members replaced (name -> bytes), deflated."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(
+            path, "w", compression=zipfile.ZIP_DEFLATED) as new:
+        for member in old.infolist():
+            new.writestr(member.filename, replace.get(member.filename,
+                                                      old.read(member.filename)))
+
+
+def _refused_fast(fitted, path, capsys, *fragments):
+    import time
+
+    tic = time.perf_counter()
+    with pytest.raises(ValueError):
+        load_model(path)
+    assert time.perf_counter() - tic < 1.0
+    _predict_refuses(fitted, path, capsys, *fragments)
+
+
+def test_a_padded_schema_is_refused_unread(fitted, tmp_path, capsys):
+    with zipfile.ZipFile(fitted / "m.skops") as archive:
+        schema = archive.read("schema.json")
+    padded = schema[:-1] + b" " * (96 * 2**20) + schema[-1:]  # still valid JSON
+    _rezip(fitted / "m.skops", tmp_path / "bomb.skops", {"schema.json": padded})
+    assert (tmp_path / "bomb.skops").stat().st_size < 2**20
+    _refused_fast(fitted, tmp_path / "bomb.skops", capsys, "schema.json", "bomb")
+
+
+def test_an_npy_member_declaring_more_than_it_holds_is_refused_unread(fitted, tmp_path,
+                                                                      capsys):
+    import io
+
+    with zipfile.ZipFile(fitted / "m.skops") as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".npy"))
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
+                                                  "shape": (2**29, 1)})  # 4 GiB
+    _rezip(fitted / "m.skops", tmp_path / "bomb.skops", {name: header.getvalue() + b"\0" * 64})
+    _refused_fast(fitted, tmp_path / "bomb.skops", capsys, name, "declares an array")
+
+
+def test_a_model_file_over_the_memory_budget_is_refused_unread(fitted, capsys, monkeypatch):
+    monkeypatch.setenv("GLOCAL_MEMORY_BUDGET", "1e-6")  # about a kilobyte
+    _refused_fast(fitted, fitted / "m.skops", capsys, "memory budget")

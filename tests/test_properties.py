@@ -249,3 +249,41 @@ def test_a_damaged_data_file_loads_or_is_one_clear_error(tmp_path_factory, damag
     event("loaded")
     X = loaded.X.toarray() if sp.issparse(loaded.X) else loaded.X
     assert X.dtype == np.float64 and loaded.Y.shape[0] == X.shape[0]
+
+
+@st.composite
+def shifted_problems(draw):
+    """Features with a large common offset and a scale (timestamps, raw identifiers, tiny
+    units), or unsigned integers near 2^63, with complete labels."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n, d, n_labels = draw(st.integers(8, 30)), draw(st.integers(1, 6)), draw(st.integers(1, 4))
+    X = rng.standard_normal((n, d))
+    Y = (rng.random((n, n_labels)) < 0.4).astype(float)
+    Y[0] = 1.0  # every label has a positive
+    if draw(st.booleans()):
+        scale = 10.0 ** draw(st.integers(-8, 8))
+        offset = draw(st.sampled_from([1.0, -1.0])) * 10.0 ** draw(st.integers(0, 12))
+        per_column = draw(st.booleans())
+        X = X * scale + (offset * rng.integers(1, 4, size=d) if per_column else offset)
+    else:
+        X = np.uint64(2**63 - 2**20) + (np.abs(X) * 1000).astype(np.uint64)
+    return X, Y
+
+
+@pytest.mark.parametrize("name", list(quick_estimators()))
+@settings(_SETTINGS, max_examples=15)
+@given(problem=shifted_problems())
+def test_offsets_and_scales_fit_or_fail_naming_the_fix(name, problem):
+    X, Y = problem
+    model = quick_estimators()[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            scores = model.fit(X, Y).decision_function(X)
+        except ValueError as error:
+            event("refused")
+            message = str(error)
+            assert "\n" not in message and "rescale" in message, f"{name}: {message}"
+            return
+    event("fitted")
+    assert scores.shape == Y.shape and np.isfinite(scores).all()

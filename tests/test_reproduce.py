@@ -13,6 +13,7 @@ from glocal import GLOCAL
 from glocal.baselines import MAXIDE
 from glocal.cli import main
 from glocal.datasets import make_glocal_data
+from glocal.reproduce.results import scan_results
 from glocal.reproduce import (
     FIELDS,
     MEASURES,
@@ -541,5 +542,66 @@ def test_appends_from_many_processes_at_once_keep_every_row(tmp_path):
     runs = [_start("-c", script, str(me), str(path)) for me in range(3)]
     for run in runs:
         assert run.wait(timeout=300) == 0, run.stderr.read()
-    rows, problems = runner.scan_results(path)
+    rows, problems = scan_results(path)
     assert not problems and len(rows) == 5 + 3 * 20
+
+
+def test_a_field_over_the_csv_limit_is_one_line_naming_the_file(tmp_path, capsys,
+                                                                sound_results):
+    text, _ = sound_results
+    header, first, *rest = text.splitlines(keepends=True)
+    path = tmp_path / "results.csv"
+    path.write_text(header + first.replace("{", "{" + " " * 140_000, 1) + "".join(rest))
+    for argv in (["reproduce", "--quick", "--datasets", "synthetic", "--out", str(tmp_path)],
+                 ["plot", "--results", str(path), "--out", str(tmp_path / "figures")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{path}:2: not a results file" in err, err
+
+
+def test_a_byte_order_mark_is_read_as_spreadsheets_write_it(tmp_path, sound_results):
+    text, rows = sound_results
+    path = tmp_path / "results.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert _run_keys(read_results(path)) == _run_keys(rows)
+
+
+def test_a_linked_results_file_stays_a_link_when_rewritten(tmp_path, sound_results):
+    text, rows = sound_results
+    target, out = tmp_path / "kept" / "results.csv", tmp_path / "out"
+    target.parent.mkdir(), out.mkdir()
+    target.write_text(text + "synthetic,0,cut")  # a cut last line: the file is rewritten
+    (out / "results.csv").symlink_to(target)
+    run_reproduction(["synthetic"], methods=("GLOCAL",), n_repeats=2, out_dir=out,
+                     quick=True, progress=lambda line: None)
+    assert (out / "results.csv").is_symlink()
+    assert _run_keys(read_results(target)) == _run_keys(rows)
+
+
+def test_text_cells_that_look_like_formulas_are_neutralised_and_read_back(tmp_path):
+    from glocal.reproduce.results import write_results
+
+    names = ["=HYPERLINK(\"http://x\")", "+1", "-cmd|' /C calc'!A0", "@SUM(A1)", "'quoted"]
+    path = tmp_path / "results.csv"
+    write_results(path, [{**_row(name, 0, 1.0, "GLOCAL", 0.5), "small_clusters": False}
+                         for name in names])
+    cells = [line.split(",")[0] for line in path.read_text().splitlines()[1:]]
+    assert all(cell.lstrip('"').startswith("'") for cell in cells), cells
+    assert [row["dataset"] for row in read_results(path)] == names
+
+
+def test_resuming_reads_the_results_file_once(tmp_path, monkeypatch, sound_results):
+    """Against a file of many other runs, resuming parses each of its rows about once (not
+    once per run): time linear in the file's size."""
+    from glocal.reproduce import results
+
+    text, rows = sound_results
+    header, *lines = text.splitlines(keepends=True)
+    others = [line.replace("synthetic", f"other{i}", 1) for i in range(250) for line in lines]
+    (tmp_path / "results.csv").write_text(header + "".join(others))
+    parsed = []
+    parse = results._parse_row
+    monkeypatch.setattr(results, "_parse_row", lambda *a: parsed.append(1) or parse(*a))
+    run_reproduction(["synthetic"], methods=("GLOCAL",), n_repeats=2, out_dir=tmp_path,
+                     quick=True, progress=lambda line: None)
+    assert len(others) <= len(parsed) <= len(others) + 20, len(parsed)

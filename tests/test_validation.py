@@ -410,3 +410,35 @@ def test_feature_names_follow_scikit_learn(xy, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert not hasattr(quick_estimators()[name].fit(X, Y), "feature_names_in_")
+
+
+@pytest.mark.parametrize("name", ["GLOCAL", "BR", "MLLOC", "GLOCALCV"])
+def test_repeated_column_names_are_one_line(name):
+    pd = pytest.importorskip("pandas")
+    from estimators import quick_estimators, quick_search
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.standard_normal((30, 3)), columns=["a", "a", "b"])
+    Y = (rng.random((30, 2)) < 0.5).astype(float)
+    model = quick_search() if name == "GLOCALCV" else quick_estimators()[name]
+    with pytest.raises(ValueError) as raised:
+        model.fit(X, Y)
+    assert str(raised.value) == ("X has repeated column names ('a'); name every feature "
+                                 "column once")
+
+
+@pytest.mark.parametrize("cv", [[(np.arange(50), [65])], [(np.arange(50), [-61])],
+                                [(np.arange(50), [1.5])]])
+@pytest.mark.parametrize("search", ["GLOCALCV", "LabelThresholdsCV"])
+def test_cross_validation_folds_outside_the_rows_are_one_line(cv, search):
+    from glocal import GLOCAL, GLOCALCV
+    from glocal.baselines import BR
+    from glocal.thresholds import LabelThresholdsCV
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((60, 3)), (rng.random((60, 2)) < 0.5).astype(float)
+    model = (GLOCALCV(GLOCAL(n_latent=1), {"lam2": [1.0]}, cv=cv) if search == "GLOCALCV"
+             else LabelThresholdsCV(BR(), cv=cv))
+    with pytest.raises(ValueError, match="not row numbers of X's 60 rows") as raised:
+        model.fit(X, Y)
+    assert "\n" not in str(raised.value)

@@ -12,8 +12,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
 from sklearn.utils._param_validation import Interval
 
-from .._base import MultiLabelMixin
 from .. import _validation
+from .._base import MultiLabelMixin
+from .._fitted import Array, Integer
 from .._validation import LabelWarning
 
 
@@ -68,6 +69,9 @@ class BR(MultiLabelMixin, BaseEstimator):
 
     _parameter_constraints = {"C": [Interval(Real, 0, None, closed="neither")],
                               "random_state": ["random_state"]}
+    _fitted_attributes = {"coef_": Array("f", ("n_labels", "n_features_in_")),
+                          "intercept_": Array("f", ("n_labels",)),
+                          "n_features_in_": Integer(1)}
 
     def __init__(self, C=0.1, random_state=None):
         self.C = C

@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._base import MultiLabelMixin
+from .._fitted import Array, Integer
 
 # CG on the W-step stops once the residual norm falls below this fraction of its value at the
 # warm start (an inexact step, as a truncated Newton method takes; every CG iterate lowers the
@@ -300,6 +301,13 @@ class LEML(MultiLabelMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "cg_max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+    _fitted_attributes = {
+        "W_": Array("f", ("n_features_in_", "n_components")),
+        "H_": Array("f", ("n_labels", "n_components")),
+        "objective_history_": Array("f", ("n_steps",)),
+        "n_iter_": Integer(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, n_components=10, lam=30.0, max_iter=100, tol=1e-4, random_state=None,

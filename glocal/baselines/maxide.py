@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._base import MultiLabelMixin
+from .._fitted import Array, Integer
 
 # Directions of the side information whose singular value is below this fraction of the
 # largest are dropped: they carry no usable signal, and a new sample's coordinates along them
@@ -305,11 +306,11 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
     ----------
     Z_ : ndarray of shape (r_a, r_b)
         The learned small matrix (r_a = n_samples without side information).
-    coef_ : ndarray of shape (n_labels, n_features)
-        Scores are ``X coef_^T + intercept_`` (``coef_^T = P Z B^T``). Only with side
+    coef_ : ndarray of shape (n_labels, n_features) or None
+        Scores are ``X coef_^T + intercept_`` (``coef_^T = P Z B^T``). None without side
         information.
-    intercept_ : ndarray of shape (n_labels,)
-        Zero unless ``fit_intercept``. Only with side information.
+    intercept_ : ndarray of shape (n_labels,) or None
+        Zero unless ``fit_intercept``. None without side information.
     label_basis_ : ndarray of shape (n_labels, r_b) or None
         B, when label features were given.
     completed_scores_ : ndarray of shape (n_samples, n_labels)
@@ -331,6 +332,17 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+    }
+    _fitted_attributes = {
+        "Z_": Array("f", ("n_basis", "n_label_basis")),
+        "label_basis_": Array("f", ("n_labels", "n_label_basis"), none=True),
+        "coef_": Array("f", ("n_labels", "n_features_in_"), none=True),
+        "intercept_": Array("f", ("n_labels",), none=True),
+        "completed_scores_": Array("f", ("n_samples", "n_labels")),
+        "Y_completed_": Array("f", ("n_samples", "n_labels")),
+        "objective_history_": Array("f", ("n_steps",)),
+        "n_iter_": Integer(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, lam=1.0, n_components=100, side_information=True, fit_intercept=False,
@@ -379,6 +391,7 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
         Z, history, n_iter = maxide_solve(A, Y_obs, mask, self.lam, B, self.max_iter, self.tol)
         self.Z_ = Z
         self.label_basis_ = B
+        self.coef_ = self.intercept_ = None  # a model of the training labels only
         if self.side_information:
             W = P @ (Z if B is None else Z @ B.T)  # (d [+1]) x l
             if self.fit_intercept:
@@ -399,7 +412,7 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
         ``side_information=False``, where the model has no map from features to labels.
         """
         X = self._check_fitted_features(X)
-        if not self.side_information:
+        if self.coef_ is None:  # fitted without side information
             raise ValueError("MAXIDE(side_information=False) only completes its training "
                              "labels (see completed_scores_ and Y_completed_); it cannot "
                              "score new samples")

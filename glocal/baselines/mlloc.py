@@ -4,12 +4,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
 from .. import _validation
 from .._base import MultiLabelMixin
+from .._fitted import Array, Integer
+from .._linalg import cho_factor_psd
 from ..groups import kmeans_groups
 
 # Inner solver settings (they change how exactly each block is solved, never the objective).
@@ -150,6 +152,18 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
+    }
+    _fitted_attributes = {
+        "code_regressor_": Array("f", ("n_groups_", "n_features_in_+1")),
+        "coef_": Array("f", ("n_labels", "n_features_in_+n_groups_")),
+        "intercept_": Array("f", ("n_labels",)),
+        "groups_": Array("i", ("n_samples",)),
+        "prototypes_": Array("f", ("n_groups_", "n_labels")),
+        "local_codes_": Array("f", ("n_samples", "n_groups_")),
+        "objective_history_": Array("f", ("n_steps",)),
+        "n_groups_": Integer(1),
+        "n_iter_": Integer(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, n_groups=8, lam1=5.0, lam2=10.0, alpha=10.0, max_iter=10, tol=1e-4,
@@ -462,16 +476,20 @@ def _ridge(X, T, alpha):
         model = Ridge(alpha=alpha, solver="sparse_cg" if sp.issparse(X) else "auto").fit(X, T)
         return np.hstack([np.asarray(model.coef_).reshape(T.shape[1], d),
                           np.asarray(model.intercept_).reshape(-1, 1)])
+    # A dense X is centred before any product (the intercept is free, so the problem is
+    # the same): features with a large common offset keep their digits. A sparse X stays
+    # sparse, and is centred inside the Gram matrices.
+    Xc, mu_c = (X, mu) if sp.issparse(X) else (X - mu, np.zeros(d))
     if d <= n:
-        gram = X.T @ X
+        gram = Xc.T @ Xc
         gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-        gram = gram - n * np.outer(mu, mu) + alpha * np.eye(d)
-        B = cho_solve(cho_factor(gram), np.asarray(X.T @ Tc)).T  # X_c^T T_c = X^T T_c
+        gram = gram - n * np.outer(mu_c, mu_c) + alpha * np.eye(d)
+        B = cho_solve(cho_factor_psd(gram), np.asarray(Xc.T @ Tc)).T  # X_c^T T_c = X^T T_c
     else:
-        Xmu = np.asarray(X @ mu).ravel()
-        gram = X @ X.T
+        Xmu = np.asarray(Xc @ mu_c).ravel()
+        gram = Xc @ Xc.T
         gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-        gram = gram - Xmu[:, None] - Xmu[None, :] + mu @ mu + alpha * np.eye(n)
-        A = cho_solve(cho_factor(gram), Tc)
-        B = (np.asarray(X.T @ A) - np.outer(mu, A.sum(axis=0))).T
+        gram = gram - Xmu[:, None] - Xmu[None, :] + mu_c @ mu_c + alpha * np.eye(n)
+        A = cho_solve(cho_factor_psd(gram), Tc)
+        B = (np.asarray(Xc.T @ A) - np.outer(mu_c, A.sum(axis=0))).T
     return np.hstack([B, (t_mean - B @ mu)[:, None]])

@@ -70,6 +70,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._base import MultiLabelMixin
+from .._fitted import Array, Integer
+from .._linalg import cho_factor_psd
 
 # Largest d x d (or n x n) Gram matrix formed for the ridge solve: 4000^2 doubles = 128 MiB.
 _GRAM_LIMIT = 4000
@@ -116,8 +118,7 @@ def ridge_coefficients(X, Y, lam, tol=1e-10, max_iter=None):
         gram = X.T @ X if primal else X @ X.T
         gram = gram.toarray() if sp.issparse(gram) else np.array(gram)
         gram[np.diag_indices_from(gram)] += lam
-        factor = scipy.linalg.cho_factor(gram, lower=True, overwrite_a=True,
-                                         check_finite=False)
+        factor = cho_factor_psd(gram, lower=True)
         if primal:
             return scipy.linalg.cho_solve(factor, np.asarray(X.T @ Y), check_finite=False)
         return np.asarray(X.T @ scipy.linalg.cho_solve(factor, Y, check_finite=False))
@@ -393,6 +394,16 @@ class MLLRC(MultiLabelMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
+    }
+    _fitted_attributes = {
+        "W_": Array("f", ("n_features_in_", "n_labels")),
+        "intercept_": Array("f", ("n_labels",)),
+        "S_": Array("f", ("n_labels", "n_labels")),
+        "ridge_coef_": Array("f", ("n_features_in_", "n_labels")),
+        "rank_": Integer(),
+        "objective_history_": Array("f", ("n_steps",)),
+        "n_iter_": Integer(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, lam=30.0, beta=100.0, gamma=300.0, rank=None, max_iter=500, tol=1e-5,

@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods
 
 from .._base import MultiLabelMixin
+from .._fitted import Array, Integer, Model, Number
 from .br import BR
 from .maxide import MAXIDE
 
@@ -63,6 +64,14 @@ class TwoStage(MultiLabelMixin, BaseEstimator):
         "completer": [HasMethods(["fit"]), None],
         "learner": [HasMethods(["fit", "decision_function"]), None],
         "random_state": ["random_state"],
+    }
+    _fitted_attributes = {
+        "completer_": Model(none=True),
+        "learner_": Model(),
+        "Y_completed_": Array("f", ("n_samples", "n_labels")),
+        "fill_time_": Number(),
+        "learn_time_": Number(),
+        "n_features_in_": Integer(1),
     }
 
     def __init__(self, completer=None, learner=None, random_state=None):

@@ -5,7 +5,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ._base import split_stem
-from .arff import load_arff
+from .arff import _default_xml, load_arff
 from .matlab import load_mat
 from .svmlight import load_svmlight
 
@@ -91,6 +91,22 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None,
     raise ValueError(
         f"{path}: unknown extension '{path.suffix}'; expected one of {', '.join(_EXTENSIONS)}"
     )
+
+
+def input_files(path, xml=None):
+    """The files `load` reads for ``path`` and ``xml``: the data file, the test file of a
+    split, and the label XML of an ARFF file; every file of a directory that is no dataset.
+    Files that do not exist are left out."""
+    path = Path(path)
+    if path.is_dir():
+        try:
+            path = _dataset_in_directory(path)
+        except (FileNotFoundError, ValueError):
+            return sorted(child for child in path.iterdir() if child.is_file())
+    files = _with_test_part(path) if path.is_file() else []
+    if path.suffix.lower() == ".arff":
+        files.append(Path(xml) if xml is not None else _default_xml(path))
+    return [file for file in files if file.is_file()]
 
 
 def load_dataset(name, data_dir=None):

@@ -14,12 +14,16 @@ evidence for the transposed form and instances x labels is assumed, like the dat
 Targets encoded as {0, 1} or {-1, +1} become {0, 1}.
 """
 
+import os
+import struct
+import zlib
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.io import loadmat
 from scipy.io.matlab import MatReadError
 
-from .._io import one_line
+from .._io import check_declared_size, one_line
 from ._base import dataset_bunch, default_names, split_stem
 
 _LAYOUTS = (("train_data", "train_target", "test_data", "test_target"), ("data", "target"))
@@ -49,6 +53,7 @@ def load_mat(path, unlabeled=False):
         together.
     """
     try:
+        _check_declared_sizes(path)
         contents = loadmat(path)
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
@@ -89,6 +94,69 @@ def load_mat(path, unlabeled=False):
         split_stem(path)[0],
         n_train=datas[0].shape[0] if len(datas) == 2 else None,
     )
+
+
+def _check_declared_sizes(path):
+    """Refuse, before reading them, matrices whose declared shapes take more than the memory
+    budget as floats, or expand like a bomb from the file's bytes."""
+    declared = _declared_bytes(path)
+    if declared is not None:
+        check_declared_size(declared, os.path.getsize(path), "its matrices")
+
+
+# MATLAB 5 data types and classes (MAT-File Format, The MathWorks).
+_MI_UINT32, _MI_INT32, _MI_MATRIX, _MI_COMPRESSED = 6, 5, 14, 15
+_SPARSE_CLASS, _NUMERIC_CLASSES = 5, range(6, 16)
+
+
+def _declared_bytes(path):
+    """The bytes of the numeric matrices of a MATLAB 5 file as float64 (values and indices
+    for sparse ones), from the headers of its variables: of a compressed variable only the
+    first bytes are inflated. None for a file this cannot tell (another version, a damaged
+    header): loadmat then says what is wrong."""
+    with open(path, "rb") as file:
+        header = file.read(128)
+        if len(header) < 128 or header[126:128] not in (b"IM", b"MI"):
+            return None
+        order = "<" if header[126:128] == b"IM" else ">"
+        total = 0
+        while True:
+            tag = file.read(8)
+            if len(tag) < 8:
+                return total
+            kind, size = struct.unpack(order + "II", tag)
+            start = file.tell()
+            if kind == _MI_COMPRESSED:
+                try:
+                    head = zlib.decompressobj().decompress(file.read(min(size, 4096)), 256)
+                except zlib.error:
+                    return None
+            elif kind == _MI_MATRIX:
+                head = tag + file.read(min(size, 256))
+            else:
+                head = b""
+            if len(head) >= 8 and struct.unpack(order + "I", head[:4])[0] == _MI_MATRIX:
+                matrix = _matrix_bytes(head[8:], order)
+                if matrix is None:
+                    return None
+                total += matrix
+            file.seek(start + size)
+
+
+def _matrix_bytes(head, order):
+    """The float64 bytes of a miMATRIX element from its first bytes: its array flags (class,
+    nzmax), then its dimensions."""
+    if len(head) < 24:
+        return None
+    kind, size, flags, nzmax = struct.unpack(order + "IIII", head[:16])
+    dims_kind, dims_size = struct.unpack(order + "II", head[16:24])
+    if kind != _MI_UINT32 or dims_kind != _MI_INT32 or len(head) < 24 + dims_size:
+        return None
+    dims = struct.unpack(order + f"{dims_size // 4}i", head[24:24 + dims_size])
+    kind = flags & 0xFF
+    if kind == _SPARSE_CLASS:
+        return 16 * nzmax  # a value and a row index per non-zero
+    return 8 * int(np.prod(dims, dtype=object)) if kind in _NUMERIC_CLASSES else 0
 
 
 def _data(matrix, path, key):

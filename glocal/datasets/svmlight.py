@@ -5,13 +5,13 @@ no row carries still has its (all-zero) column, and the files of a split share c
 """
 
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 
+from .._io import memory_budget
 from ._base import dataset_bunch, default_names, split_stem
 
 
@@ -33,7 +33,8 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
         The number of the first feature. By default 0 when some feature index of the
         files is 0, else 1. Data to score with a model must be read as the training data
         was: pass the ``index_base`` of the training data's Bunch. A file read with 0 that
-        has no index 0 gets a `UserWarning` (a 1-based file would be shifted by one).
+        has no index 0 is refused (a 1-based file would be shifted by one): a 0-based file
+        whose feature 0 is zero everywhere says so by an explicit ``0:0``.
 
     Returns
     -------
@@ -46,8 +47,9 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
     ------
     ValueError
         If a file is malformed (a cut last row included), a label is not an integer in
-        ``[0, n_labels)``, an index is 0 with ``index_base=1``, or the label numbers ask
-        for a label matrix larger than a quarter of the memory of the machine.
+        ``[0, n_labels)``, an index is 0 with ``index_base=1`` or none is with
+        ``index_base=0``, or the label numbers or feature indices ask for more than the
+        memory budget (`glocal._io.memory_budget`).
     """
     paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     shown = " / ".join(str(path) for path in paths)
@@ -70,17 +72,20 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
     Y = _indicator([labels for part in label_sets for labels in part], n_labels, paths)
 
     width = max(part.shape[1] for part in Xs)
+    if n_features is None:
+        _check_feature_count(width, shown)
     for part in Xs:  # the files of a split share their columns
         part.resize(part.shape[0], width)
     X = sp.vstack(Xs, format="csr")
     if index_base is None:
         index_base = 0 if X.nnz and X.indices.min() == 0 else 1
     elif index_base == 0 and X.nnz and X.indices.min() > 0:
-        # Read as the training data was, a 1-based file would be shifted by one feature;
-        # it is refused only when it uses the last feature (one column too many).
-        warnings.warn(f"{shown}: no feature index 0 in a file read with indices from 0 (as "
-                      "the model's training data was): if this file numbers its features "
-                      "from 1, they are shifted by one", UserWarning, stacklevel=2)
+        # Read as the training data was, a 1-based file would be shifted by one feature:
+        # which one it is cannot be told, so the file must say.
+        raise ValueError(f"{shown}: no feature index 0, but features are numbered from 0 "
+                         "here (as in the model's training data): a file numbering them "
+                         "from 1 would be shifted by one feature; renumber it from 0, or, if "
+                         "it is numbered from 0, give feature 0 in one row (e.g. '0:0')")
     if index_base == 1:
         if X.nnz and X.indices.min() == 0:
             raise ValueError(f"{shown}: feature index 0 in a file read with indices from 1 "
@@ -134,12 +139,19 @@ def _is_number(text):
     return True
 
 
-def _memory():
-    """Bytes of physical memory (no limit where the system does not say)."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return float("inf")
+# A model of d features holds at least this many floats per feature (its weights, k-means
+# centres, gradients): the least memory a feature index asks for.
+_FLOATS_PER_FEATURE = 64
+
+
+def _check_feature_count(n_columns, shown):
+    """Refuse a largest feature index whose columns no model could hold in the budget."""
+    need = n_columns * _FLOATS_PER_FEATURE * 8
+    if need > memory_budget():
+        raise ValueError(f"{shown}: feature index {n_columns - 1} asks for {n_columns} "
+                         f"feature columns; a model of them needs at least {need / 2**30:.3g} "
+                         f"GiB, more than the memory budget of {memory_budget() / 2**30:.3g} "
+                         "GiB (GLOCAL_MEMORY_BUDGET)")
 
 
 def _indicator(label_sets, n_labels, paths):
@@ -153,12 +165,11 @@ def _indicator(label_sets, n_labels, paths):
     if n_labels is None:
         n_labels = int(labels.max()) + 1 if labels.size else 0
         need = len(label_sets) * n_labels * np.dtype(int).itemsize
-        # A fit holds several arrays of the label matrix's size (floats, signs, mask).
-        if need > _memory() / 4:
+        if need > memory_budget():
             raise ValueError(f"{shown}: label {int(labels.max())} asks for {n_labels} label "
                              f"columns, a label matrix of {need / 2**30:.3g} GiB, more than "
-                             "a quarter of the machine's memory (labels number the columns "
-                             "from 0)")
+                             f"the memory budget of {memory_budget() / 2**30:.3g} GiB "
+                             "(GLOCAL_MEMORY_BUDGET; labels number the columns from 0)")
     elif labels.size and labels.max() >= n_labels:
         raise ValueError(f"{shown}: label {labels.max()} is out of range for n_labels={n_labels}")
     labels = labels.astype(np.intp)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_output
+from .._io import atomic_output, csv_text
 
 MEASURES = ("ranking_loss", "instance_auc", "coverage", "average_precision", "label_auc")
 # Parts of a fit time, in the order of the paper's timing table (C, I, F, R).
@@ -35,6 +35,7 @@ _LEGACY_FIELDS = (("dataset", "repetition", "rho", "method", "seed", "quick", "t
 FIELDS = (_LEGACY_FIELDS + ("small_clusters", "time_fill", "small_n_test")
           + tuple(f"small_{m}" for m in MEASURES))
 BOOLEAN = ("quick", "tune", "drop_unlabeled", "small_clusters")
+_TEXT = ("dataset", "method", "params")  # the columns of free text
 _INTEGER = ("repetition", "seed", "n_train", "n_test")
 _NUMERIC = {f for f in FIELDS if f.startswith(("prediction_", "recovery_", "time_", "small_"))
             and f not in BOOLEAN}
@@ -95,27 +96,28 @@ def scan_results(path):
     ValueError
         If the file is not a results file of this version of glocal (see `read_results`).
     """
-    try:
-        with open(path, encoding="utf-8", newline="") as file:
-            text = file.read()
+    with open(path, "rb") as file:
+        data = file.read()
+    _, rows, problems, lines = _scan(data, path)
+    return _without_repeated_runs(rows, lines, problems, path)
+
+
+def _scan(data, path, columns=None, first_line=1):
+    """The columns, sound rows, problems and line numbers of the rows of a results file's
+    bytes ``data``: the whole file (its header first) or, with the ``columns`` of its
+    header, lines from line ``first_line`` on."""
+    try:  # a byte order mark (spreadsheets write one) is not part of the header
+        text = data.decode("utf-8-sig" if columns is None else "utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a results file of glocal (not UTF-8 text)") from None
     reader = csv.reader(io.StringIO(text))
-    columns = tuple(next(reader, ()))
-    missing = [f for f in _LEGACY_FIELDS if f not in columns]
-    unknown = [f for f in columns if f not in FIELDS]
-    if missing or unknown:
-        what = [f"{kind} {_few(names)}" for kind, names in (("missing", missing),
-                                                             ("unknown", unknown)) if names]
-        raise ValueError(f"{path}: not a results file of this version of glocal (columns: "
-                         f"{'; '.join(what)})")
-    records, start = [], reader.line_num + 1
-    for fields in reader:
-        # A quoted field can span lines: a record is on lines start to line_num.
-        line = f"{start}" if reader.line_num == start else f"{start}-{reader.line_num}"
-        start = reader.line_num + 1
-        if fields:  # not a blank line
-            records.append((line, fields))
+    try:
+        if columns is None:
+            columns = _columns(next(reader, ()), path)
+        records = _records(reader, first_line - 1)
+    except csv.Error as exc:  # e.g. a field longer than the csv module's limit
+        raise ValueError(f"{path}:{first_line - 1 + reader.line_num}: not a results file "
+                         f"of glocal: {exc}") from None
     rows, lines, problems = [], [], []
     for i, (line, fields) in enumerate(records):
         try:
@@ -125,6 +127,39 @@ def scan_results(path):
             lines.append(line)
         except ValueError as exc:
             problems.append(f"{path}:{line}: damaged row ({exc})")
+    return columns, rows, problems, lines
+
+
+def _columns(header, path):
+    """The columns of a header, if it is one of a results file of this version."""
+    columns = tuple(header)
+    missing = [f for f in _LEGACY_FIELDS if f not in columns]
+    unknown = [f for f in columns if f not in FIELDS]
+    if missing or unknown:
+        what = [f"{kind} {_few(names)}" for kind, names in (("missing", missing),
+                                                             ("unknown", unknown)) if names]
+        raise ValueError(f"{path}: not a results file of this version of glocal (columns: "
+                         f"{'; '.join(what)})")
+    return columns
+
+
+def _records(reader, offset):
+    """The non-blank records left in ``reader`` with their line numbers (``offset`` lines
+    before the reader's text)."""
+    records, start = [], offset + reader.line_num + 1
+    for fields in reader:
+        # A quoted field can span lines: a record is on lines start to the reader's line.
+        end = offset + reader.line_num
+        line = f"{start}" if end == start else f"{start}-{end}"
+        start = end + 1
+        if fields:  # not a blank line
+            records.append((line, fields))
+    return records
+
+
+def _without_repeated_runs(rows, lines, problems, path):
+    """Leave out every run found on several rows: which copy is right cannot be told, and a
+    run is deterministic, so it is run again."""
     seen = {}
     for row, line in zip(rows, lines):
         seen.setdefault(run_key(row), []).append(line)
@@ -150,7 +185,8 @@ def _parse_row(fields, columns):
     if len(fields) != len(columns):
         raise ValueError(f"{len(fields)} fields for {len(columns)} columns")
     text = dict(zip(columns, fields))
-    row = {key: text.get(key, "") for key in FIELDS}
+    row = {key: _unescaped(text.get(key, "")) if key in _TEXT else text.get(key, "")
+           for key in FIELDS}
     for key in ("dataset", "method"):
         if not row[key]:
             raise ValueError(f"{key} is empty")
@@ -190,7 +226,7 @@ def write_results(path, rows):
     """Replace ``path`` by the rows at once: readers see the old or the new file, never a part.
 
     Call it holding `results_lock`, as every writer of the file does."""
-    with atomic_output(path, overwrite=True) as file:
+    with atomic_output(path, overwrite=True, follow_links=True) as file:
         file.write(_csv_lines(rows, header=True))
 
 
@@ -214,40 +250,103 @@ def results_lock(path, others=()):
         yield
 
 
-def append_result(path, row):
-    """Append one run's row to the results file ``path``, holding `results_lock`.
+class ResultsFile:
+    """The runs of a results file, read whole once, then as far as it has grown.
 
-    The file is read first: a run recorded meanwhile (by another reproduction into the same
-    directory) is not appended again, and a file whose last line was cut by a crash (or
-    written under the header of an earlier version) is first rewritten with its sound rows,
-    so that the new line does not join the cut one.
+    A reproduction resuming against a large file reads it once, not once per run: time
+    linear in its size. `refresh` reads the lines other reproductions appended since the
+    last read (call it holding `results_lock`); a file replaced or shortened meanwhile (a
+    rewrite after a crash), or whose new lines are damaged or repeat a run, is read again
+    whole, as `scan_results` reads it. ``rows`` are its sound rows, ``problems`` what is
+    wrong with the others.
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.rows, self.problems = [], []
+        self._keys = set()
+        self._read = None  # (device, inode, bytes read, columns, lines read)
+
+    def refresh(self):
+        """Read what is new; returns the rows added (all rows after a whole read)."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            self.rows, self.problems, self._keys, self._read = [], [], set(), None
+            return []
+        if self._read and (info.st_dev, info.st_ino) == self._read[:2]:
+            if info.st_size == self._read[2]:
+                return []
+            if info.st_size > self._read[2]:
+                added = self._read_tail(info)
+                if added is not None:
+                    return added
+        with open(self.path, "rb") as file:
+            data = file.read()
+        columns, rows, problems, lines = _scan(data, self.path)
+        self.rows, self.problems = _without_repeated_runs(rows, lines, problems, self.path)
+        self._keys = {run_key(row) for row in self.rows}
+        self._read = (info.st_dev, info.st_ino, len(data), columns, data.count(b"\n"))
+        return list(self.rows)
+
+    def _read_tail(self, info):
+        """The rows appended since the last read, or None if they need a whole read."""
+        device, inode, size, columns, n_lines = self._read
+        with open(self.path, "rb") as file:
+            file.seek(size)
+            data = file.read()
+        _, rows, problems, _ = _scan(data, self.path, columns, n_lines + 1)
+        keys = [run_key(row) for row in rows]
+        if problems or not data.endswith(b"\n") or len(set(keys)) < len(keys) or (
+                self._keys.intersection(keys)):
+            return None
+        self.rows += rows
+        self._keys.update(keys)
+        self._read = (device, inode, size + len(data), columns, n_lines + data.count(b"\n"))
+        return rows
+
+    def __contains__(self, key):
+        """Whether the run ``key`` (see `run_key`) is recorded."""
+        return key in self._keys
+
+    def append(self, row):
+        """Append one run's row, holding `results_lock`, unless the run is recorded.
+
+        What is new in the file is read first: a run recorded meanwhile (by another
+        reproduction into the same directory) is not appended again, and a file whose last
+        line was cut by a crash (or written under the header of an earlier version) is
+        first rewritten with its sound rows, so that the new line does not join the cut
+        one.
+
+        Returns
+        -------
+        appended : bool
+            False when the run was already recorded.
+        """
+        self.refresh()
+        if run_key(row) in self._keys:
+            return False
+        if self.problems or (self._read and self._read[3] != FIELDS):
+            write_results(self.path, self.rows)  # the sound rows, under this header
+            self.refresh()
+        with open(self.path, "a", encoding="utf-8", newline="") as file:
+            file.write(_csv_lines([row], header=self._read is None))
+            file.flush()
+            os.fsync(file.fileno())
+        self.refresh()
+        return True
+
+
+def append_result(path, row):
+    """Append one run's row to the results file ``path``, holding `results_lock` (see
+    `ResultsFile.append`).
 
     Returns
     -------
     appended : bool
         False when the run was already recorded.
     """
-    path = Path(path)
-    rows, problems = scan_results(path) if path.exists() else ([], [])
-    if run_key(row) in {run_key(other) for other in rows}:
-        return False
-    size = path.stat().st_size if path.exists() else 0
-    if problems or (size and not _holds_whole_lines_of_fields(path)):
-        write_results(path, rows)  # the sound rows, under this version's header
-        size = path.stat().st_size
-    with open(path, "a", encoding="utf-8", newline="") as file:
-        file.write(_csv_lines([row], header=not size))
-        file.flush()
-        os.fsync(file.fileno())
-    return True
-
-
-def _holds_whole_lines_of_fields(path):
-    """Whether the file's header is `FIELDS` and its last line is whole (not cut)."""
-    with open(path, "rb") as file:
-        header = file.readline()
-        file.seek(-1, os.SEEK_END)
-        return header == ",".join(FIELDS).encode() + b"\n" and file.read(1) == b"\n"
+    return ResultsFile(path).append(row)
 
 
 def _csv_lines(rows, header):
@@ -256,6 +355,18 @@ def _csv_lines(rows, header):
     if header:
         writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if isinstance(value, float) and np.isnan(value) else value
+        writer.writerow({key: "" if isinstance(value, float) and np.isnan(value)
+                         else _escaped(value) if key in _TEXT else value
                          for key, value in row.items()})
     return buffer.getvalue()
+
+
+def _escaped(text):
+    """A text cell as stored: a leading apostrophe before one that a spreadsheet would take
+    for a formula (see `glocal._io.csv_text`) or that starts with an apostrophe itself, so
+    that reading it back (`_unescaped`) gives the text as it was."""
+    return "'" + text if text.startswith("'") else csv_text(text)
+
+
+def _unescaped(text):
+    return text[1:] if text.startswith("'") else text

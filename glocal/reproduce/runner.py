@@ -33,10 +33,8 @@ from .results import (
     CONFIG,
     MEASURES,
     TIMES,
-    append_result,
+    ResultsFile,
     results_lock,
-    run_key,
-    scan_results,
     write_results,
 )
 
@@ -132,18 +130,18 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
 
     data = _load_datasets(datasets, data_dir, quick, random_state, progress)
     # Creates out_dir; removes the temporary files of a crashed reproduction.
+    recorded = ResultsFile(csv_path)  # read whole once, then as far as it grows
     with results_lock(csv_path, others=[report_path.name]):
-        results, problems = scan_results(csv_path) if csv_path.exists() else ([], [])
-        for problem in problems:
+        recorded.refresh()
+        for problem in recorded.problems:
             progress(f"{problem}: not counted as done")
-        _check_config(results, config, csv_path)
-        if problems:  # the file keeps its sound rows only, also when nothing is left to run
-            write_results(csv_path, results)
-    done = {run_key(row) for row in results}
+        _check_config(recorded.rows, config, csv_path)
+        if recorded.problems:  # the file keeps its sound rows only, even with nothing to run
+            write_results(csv_path, recorded.rows)
 
     plan = [(name, rep, rho, method) for name in data for rep in range(n_repeats)
             for rho in observed_fractions for method in methods]
-    todo = [run for run in plan if run not in done]
+    todo = [run for run in plan if run not in recorded]
     progress(f"{len(plan)} runs, {len(plan) - len(todo)} already in {csv_path}")
 
     tic = time.perf_counter()
@@ -153,9 +151,8 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
         for count, (name, rep, rho, method) in enumerate(todo, start=1):
             # Another reproduction into the same directory may have run it meanwhile.
             with results_lock(csv_path):
-                recorded = scan_results(csv_path)[0] if csv_path.exists() else []
-            _check_config(recorded, config, csv_path)
-            if (name, rep, rho, method) in {run_key(row) for row in recorded}:
+                _check_config(recorded.refresh(), config, csv_path)
+            if (name, rep, rho, method) in recorded:
                 progress(f"[{len(plan) - len(todo) + count}/{len(plan)}] {name} rep {rep} "
                          f"rho {rho:g} {method}: recorded by another reproduction")
                 continue
@@ -169,7 +166,7 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
             row = _run(data[name], name, rep, rho, method, config, n_repeats, n_jobs,
                        clusters)
             with results_lock(csv_path):
-                if not append_result(csv_path, row):
+                if not recorded.append(row):
                     progress(f"{name} rep {rep} rho {rho:g} {method}: recorded meanwhile by "
                              "another reproduction; its row is kept")
             elapsed = time.perf_counter() - tic
@@ -179,8 +176,9 @@ def run_reproduction(datasets=None, methods=("GLOCAL", "BR"), observed_fractions
                      f"fit {row['time_fit']:.1f} s, tuning {row['time_tuning']:.1f} s; "
                      f"elapsed {_clock(elapsed)}, ETA {_clock(eta)}")
     with results_lock(csv_path):  # the report of every run recorded, others' too
-        results = scan_results(csv_path)[0] if csv_path.exists() else []
-        with atomic_output(report_path, overwrite=True) as file:
+        recorded.refresh()
+        results = recorded.rows
+        with atomic_output(report_path, overwrite=True, follow_links=True) as file:
             file.write(render_report(results, paper_tables))
     progress(f"wrote {csv_path} and {report_path}")
     return results

@@ -39,14 +39,10 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # outer iterations at the settings CV chose on a 60/40 split (rho = 0.3, 0.7, 1), hence
 # init_max_iter = 300 and max_iter = 200; every other shared set stops far below both. Birds
 # stays the hard case: at lam2 = 4 and rho = 0.3 its main loop still lowered the objective
-# by 6e-5 of its value per iteration after 200, V and W trading small decreases.
-#
-# v_closed_form=False: V by preconditioned trust regions on the whole block, stopped at the
-# block tolerance, instead of Newton's method on every column run to rounding: faster in the
-# refit for the same model (benchmarks/bench_recommended.py --levers, in the Performance
-# study).
+# by 6e-5 of its value per iteration after 200, V and W trading small decreases. V and U are
+# solved by Newton's method (`glocal.newton`), as GLOCAL does under this loss.
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
-                            "max_iter": 200, "init_max_iter": 300, "v_closed_form": False}
+                            "max_iter": 200, "init_max_iter": 300}
 MAX_DEFAULT_LATENT = 100
 
 # The default search: lam2 over 16, 4, 2, 1 (walked from strong to weak regularization) on
@@ -89,7 +85,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     least as well as tuned BR on 4 of the paper's 8 datasets only): GLOCAL with the squared hinge
     loss, a bias per label, no shrinkage of V and n_latent = min(n_labels, 100) (set in
     ``fit`` from Y), i.e. ``GLOCAL(loss="squared_hinge", fit_intercept=True, lam_v=0,
-    n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300, v_closed_form=False)``,
+    n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300)``,
     with lam2 in {16, 4, 2, 1} and ``normalize_rows`` in {False, True} chosen by 3-fold
     cross-validation (`DEFAULT_PARAM_GRID`). The grid, the caps and the rule for n_latent
     were chosen on datasets other than the paper's eight (birds, cal500, emotions, genbase,
@@ -158,8 +154,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     estimator : GLOCAL, GLObal or loCAL instance, default=None
         The model whose settings are searched; its other parameters are kept. None means
         the recommended model above, ``GLOCAL(loss="squared_hinge", fit_intercept=True,
-        lam_v=0, n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300,
-        v_closed_form=False)``;
+        lam_v=0, n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300)``;
         pass ``GLOCAL()`` to tune the paper's.
     param_grid : dict or list of dict, default=None
         As for ``GridSearchCV``: parameter names of ``estimator`` to lists of values. None
@@ -524,9 +519,10 @@ def _plan(candidates, path_param):
 
 def _path_model(base, params, path_tol, warm):
     """The estimator of one fit along a path: ``params`` set, stopped at ``path_tol`` with
-    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and no basic-model initialisation
-    when it starts warm, at a solution of Algorithm 1 for a nearby model (the previous value
-    of the path, or the same model without its bias): Algorithm 1 starts there at once."""
+    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one round of the basic-model
+    initialisation when it starts warm, at a solution of Algorithm 1 for a nearby model (the
+    previous value of the path, or the same model without its bias): it takes the largest
+    part of the change of lam2 in a round cheaper than Algorithm 1's."""
     model = clone(base).set_params(**params)
     if path_tol is None:
         return model
@@ -537,7 +533,7 @@ def _path_model(base, params, path_tol, warm):
     options["block_rtol"] = max(options.get("block_rtol", rtol), rtol)
     model.set_params(tol=path_tol, solver_options=options)
     if warm:
-        model.set_params(init_max_iter=0)
+        model.set_params(init_max_iter=1)
     return model
 
 

@@ -151,7 +151,9 @@ def resolve_correlation(data, levers):
     """The paper's correlation terms (`glocal.laplacians.LabelLaplacians`) with lam3, lam4,
     their Z block preconditioned when they are strong, lam3 + lam4 >= lam (``"auto"``):
     there conjugate gradients stall; weaker weights, the defaults among them, keep plain
-    conjugate gradients."""
+    conjugate gradients. The preconditioner magnifies the steps along the block's flat
+    directions, and with them rounding: fits that differ only in rounding (in memory and on
+    Dask, dense and sparse labels) then end apart by more than 1e-8."""
     preconditioned = (data.lam3 + data.lam4 >= data.lam if levers.z_preconditioner == "auto"
                       else bool(levers.z_preconditioner))
     return LabelLaplacians(data.lam3, data.lam4, data.group_fractions, preconditioned)

@@ -223,13 +223,11 @@ def u_by_problem(plan, V, U, sides=()):
 
 
 def u_by_newton(plan, V, U, sides=()):
-    """U by one step of Newton's method (`glocal.newton.u_newton`), for a label term that is
-    not quadratic, from U. One step per visit: the V and W blocks change U's problem at every
-    round, and a step of the rows' exact Newton systems, backtracked, already takes most of
-    the decrease (the Performance study measures it against solving U to the block
-    tolerance)."""
+    """U by Newton's method (`glocal.newton.u_newton`), for a label term that is not
+    quadratic, from U, stopped as the U block's solver is (iterations, gradient norm)."""
+    solver = plan.solvers["U"]
     return newton.u_newton(U, newton.LabelSums(V, plan.space.labels), plan.data.lam2, sides,
-                           max_iter=int(__import__("os").environ.get("UNEWTON", 1)))
+                           solver.max_iterations, solver.rtol)
 
 
 def w_by_problem(plan, V, W, side=None):
@@ -274,12 +272,13 @@ def converged(history, tol):
 
 
 def tail_converged(history, tol, span=1):
-    """`converged`, and within ``tol`` of where the decreases lead while they shrink
-    geometrically: the decrease over the last ``span`` rounds times 1 / (1 - r), r its ratio
-    to the decrease over the ``span`` rounds before. Block descent converges linearly, and
-    its last decrease alone says little of what is left when r is near 1."""
-    if not converged(history, tol) or len(history) < 2 * span + 1:
-        return False
+    """Whether the decreases still to come are at most ``tol`` times the objective, read
+    from the last ones: while the decrease over ``span`` rounds shrinks geometrically, by a
+    ratio r from one span to the next, what is left is that decrease / (1 - r). Block
+    descent converges linearly, and with r near 1 its last decrease says little of what is
+    left. True until there are two spans to compare."""
+    if len(history) < 2 * span + 1:
+        return True
     last = history[-1 - span] - history[-1]
     before = history[-1 - 2 * span] - history[-1 - span]
     remaining = last * before / (before - last) if before > last > 0 else last
@@ -303,8 +302,7 @@ class PlainRounds:
         return U, V, W, plan.space.basic_objective(U, V, W)
 
     def converged(self, history, tol):
-        return (tail_converged(history, tol) if __import__("os").environ.get("TAIL", "1") == "1"
-                else converged(history, tol))
+        return converged(history, tol) and tail_converged(history, tol)
 
 
 class MixedRounds:
@@ -341,10 +339,10 @@ class MixedRounds:
         return U, V, W, plan.space.basic_objective(U, V, W)
 
     def converged(self, history, tol):
-        if __import__("os").environ.get("TAIL", "1") == "1":
-            # Mixed rounds decrease unevenly, alternating: their tail is read over pairs.
-            return tail_converged(history, tol, span=2)
-        return converged(history, tol) and (len(history) < 3 or converged(history[:-1], tol))
+        # Mixed rounds decrease unevenly, alternating: two in a row below tol, and their
+        # tail read over pairs.
+        return (converged(history, tol) and (len(history) < 3 or converged(history[:-1], tol))
+                and tail_converged(history, tol, span=2))
 
 
 def _split(vector, shapes):

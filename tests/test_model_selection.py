@@ -121,8 +121,8 @@ def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
             if step:
                 assert no_bias["start"] is fits[step - 2]["model"]
         assert all(c["cache"] is fits[0]["cache"] for c in fits)  # one FitCache per fold
-        # Warm starts (every fit but the first): no basic-model initialisation.
-        assert [c["init_max_iter"] for c in fits] == [30, 0, 0, 0, 0, 0]
+        # Warm starts (every fit but the first): one initialisation round.
+        assert [c["init_max_iter"] for c in fits] == [30, 1, 1, 1, 1, 1]
     for call in calls[:-1]:  # path_tol and capped block optimizers along the paths
         assert call["tol"] == 1e-2
         assert call["solver_options"] == PATH_SOLVER_OPTIONS
@@ -406,3 +406,19 @@ def test_the_refitted_model_keeps_the_feature_names_of_a_frame():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         search.decision_function(X)
+
+
+def test_warm_path_fits_take_one_initialisation_round_without_warnings(data):
+    """A fit started from a nearby solution runs one round of the basic model, then
+    Algorithm 1; the round's cap is not a ConvergenceWarning (the main loop's would be)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, Y = data
+    cold = GLOCAL(n_latent=3, random_state=0, tol=1e-2).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        warm = GLOCAL(n_latent=3, lam2=1.0, random_state=0, tol=1e-2,
+                      init_max_iter=1).fit(X, Y, init=cold)
+    assert warm.n_init_iter_ == 1
+    with pytest.warns(ConvergenceWarning, match="basic-model initialisation"):
+        GLOCAL(n_latent=3, random_state=0, tol=0.0, init_max_iter=1, max_iter=1).fit(X, Y)

@@ -43,9 +43,13 @@ class FitCache:
     def __init__(self):
         self._entries = {}
         self._fingerprint = None
+        self._checked = None  # the X last checked: the same object is not hashed again
 
     def _check_features(self, X):
-        """Record X's fingerprint at the first fit; a later X must match it."""
+        """Record X's fingerprint at the first fit; a later X must match it (the very X
+        object of the last check is taken as matching)."""
+        if X is self._checked:
+            return
         parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (np.ascontiguousarray(X),)
         digest = hashlib.blake2b(digest_size=16)
         for part in parts:
@@ -56,6 +60,7 @@ class FitCache:
         elif fingerprint != self._fingerprint:
             raise ValueError("this FitCache holds the work of fits on other features X; use "
                              "one FitCache per X")
+        self._checked = X
 
     def _get(self, key, compute):
         if key not in self._entries:
@@ -89,7 +94,7 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
     else:  # a fresh cache has nothing to guard: hash X only for a cache that is reused
         cache._check_features(X)
     if model.normalize_rows:
-        X = normalize(X)
+        X = cache._get(("unit rows",), lambda: normalize(X))
     n_samples = X.shape[0]
 
     tic = time.perf_counter()

@@ -48,7 +48,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     the weights c_ji (1, or per-label balanced) and ``lam_v`` (lam2 unless given). With a
     loss other than the squared one, or class weights, V has no closed form: with
     ``v_closed_form=True`` each of its columns is solved by Newton's method, else the whole
-    block by preconditioned trust regions like U and W. ``normalize_rows=True`` minimizes the
+    block by preconditioned trust regions like W; U is then solved by Newton's method on its
+    rows (unless an optimizer is named for it). ``normalize_rows=True`` minimizes the
     same objective with every column x_i of X replaced by x_i / ||x_i||.
 
     Parameters
@@ -78,14 +79,16 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         when it was reached before ``tol``.
     init_max_iter : int, default=30
         Maximum number of rounds of the basic-model initialisation (Eq. 1),
-        with the same warning.
+        with the same warning; 0 skips it (from ``fit(..., init=...)``, a solution of a
+        nearby model, Algorithm 1 then starts at once).
     tol : float, default=1e-4
         Relative decrease of the objective below which a loop stops.
     optimizer : {"auto", "trust_regions", "conjugate_gradient", "steepest_descent"} or dict, \
             default="auto"
         pymanopt optimizer of every block, or a dict from block name ("U", "V", "W", "Z")
         to optimizer name. ``"auto"`` takes the fastest measured per block: preconditioned
-        trust regions for U and W, conjugate gradients for Z. ``"steepest_descent"``
+        trust regions for U (Newton's method on its rows under a loss other than the
+        paper's) and W, conjugate gradients for Z. ``"steepest_descent"``
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
         Solve the V block exactly, column by column, instead of by an optimizer on the
@@ -199,7 +202,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "lam3": [Interval(Real, 0, None, closed="left")],
         "lam4": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "init_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "init_max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"auto", *OPTIMIZERS}), dict],
         "v_closed_form": ["boolean"],
@@ -289,7 +292,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             at zero when only this one has it, and is dropped otherwise. The init's ``V_``
             is used when it has one column per sample of X, else V starts at W^T X. The
             basic-model initialisation (``init_max_iter`` rounds) and Algorithm 1 then run
-            from it as usual.
+            from it as usual; its cap is then no ConvergenceWarning (a few rounds from a
+            solution only re-balance the basic model, and Algorithm 1 goes on).
         cache : FitCache, default=None
             Work shared by fits on the same X: the k-means groups and the feature second
             moments X^T X (and X_m^T X_m per group), computed by the first fit that needs
@@ -351,7 +355,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                 callback=_all_of(callbacks), initial_point=initial_point)
         if progress is not None:
             progress.finish()
-        _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol)
+        _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol,
+                               warm=init is not None)
         warn_if_scores_vanish(result.U, result.V, f"lam2={self.lam2:g}")
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
@@ -473,12 +478,15 @@ def _linear_scores(X, W, U, intercept):
     return np.asarray(X @ W) @ U.T + intercept
 
 
-def _warn_unless_converged(result, init_max_iter, max_iter, tol):
-    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
-    for converged, loop, cap, name in [
-            (result.init_converged, "basic-model initialisation", init_max_iter,
-             "init_max_iter"),
-            (result.converged, "main loop", max_iter, "max_iter")]:
+def _warn_unless_converged(result, init_max_iter, max_iter, tol, warm=False):
+    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``; for
+    the basic-model initialisation only from the model's own start (from a given solution,
+    ``warm``, a round or two re-balance the basic model before Algorithm 1 goes on)."""
+    loops = [(result.converged, "main loop", max_iter, "max_iter")]
+    if not warm:
+        loops.insert(0, (result.init_converged, "basic-model initialisation", init_max_iter,
+                         "init_max_iter"))
+    for converged, loop, cap, name in loops:
         if not converged:
             _validation.warn_once(f"GLOCAL's {loop} stopped at {name}={cap} before its "
                                   f"relative decrease fell below tol={tol}; increase {name} "

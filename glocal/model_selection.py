@@ -39,14 +39,10 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # outer iterations at the settings CV chose on a 60/40 split (rho = 0.3, 0.7, 1), hence
 # init_max_iter = 300 and max_iter = 200; every other shared set stops far below both. Birds
 # stays the hard case: at lam2 = 4 and rho = 0.3 its main loop still lowered the objective
-# by 6e-5 of its value per iteration after 200, V and W trading small decreases.
-#
-# v_closed_form=False: V by preconditioned trust regions on the whole block, stopped at the
-# block tolerance, instead of Newton's method on every column run to rounding: faster in the
-# refit for the same model (benchmarks/bench_recommended.py --levers, in the Performance
-# study).
+# by 6e-5 of its value per iteration after 200, V and W trading small decreases. V and U are
+# solved by Newton's method (`glocal.newton`), as GLOCAL does under this loss.
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
-                            "max_iter": 200, "init_max_iter": 300, "v_closed_form": False}
+                            "max_iter": 200, "init_max_iter": 300}
 MAX_DEFAULT_LATENT = 100
 
 # The default search: lam2 over 16, 4, 2, 1 (walked from strong to weak regularization) on
@@ -89,7 +85,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     least as well as tuned BR on 4 of the paper's 8 datasets only): GLOCAL with the squared hinge
     loss, a bias per label, no shrinkage of V and n_latent = min(n_labels, 100) (set in
     ``fit`` from Y), i.e. ``GLOCAL(loss="squared_hinge", fit_intercept=True, lam_v=0,
-    n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300, v_closed_form=False)``,
+    n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300)``,
     with lam2 in {16, 4, 2, 1} and ``normalize_rows`` in {False, True} chosen by 3-fold
     cross-validation (`DEFAULT_PARAM_GRID`). The grid, the caps and the rule for n_latent
     were chosen on datasets other than the paper's eight (birds, cal500, emotions, genbase,
@@ -158,8 +154,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     estimator : GLOCAL, GLObal or loCAL instance, default=None
         The model whose settings are searched; its other parameters are kept. None means
         the recommended model above, ``GLOCAL(loss="squared_hinge", fit_intercept=True,
-        lam_v=0, n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300,
-        v_closed_form=False)``;
+        lam_v=0, n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300)``;
         pass ``GLOCAL()`` to tune the paper's.
     param_grid : dict or list of dict, default=None
         As for ``GridSearchCV``: parameter names of ``estimator`` to lists of values. None
@@ -493,16 +488,16 @@ def _check_folds_can_be_scored(Y, folds):
 
 
 def _plan(candidates, path_param):
-    """The order of one fold's fits and where each starts: (candidate, source, sibling).
+    """The order of one fold's fits and where each starts: (candidate, source).
 
     ``source`` is the index of an earlier candidate whose solution starts the fit, or None
     for GLOCAL's own initial point. Candidates equal but for ``path_param`` and
     ``fit_intercept`` form a path walked in decreasing ``path_param``: at each value the
     first candidate (in grid order) starts from the first one at the previous value, the
-    others (``sibling`` True) from it, the same model with or without a bias.
+    others from it, the same model with or without a bias.
     """
     if path_param is None:
-        return [(i, None, False) for i in range(len(candidates))]
+        return [(i, None) for i in range(len(candidates))]
     paths = {}
     for i, params in enumerate(candidates):
         rest = tuple(sorted((name, repr(value)) for name, value in params.items()
@@ -516,16 +511,18 @@ def _plan(candidates, path_param):
         previous = None
         for value in sorted(steps, reverse=True):
             first, *siblings = steps[value]
-            plan.append((first, previous, False))
-            plan.extend((i, first, True) for i in siblings)
+            plan.append((first, previous))
+            plan.extend((i, first) for i in siblings)
             previous = first
     return plan
 
 
-def _path_model(base, params, path_tol, sibling):
+def _path_model(base, params, path_tol, warm):
     """The estimator of one fit along a path: ``params`` set, stopped at ``path_tol`` with
-    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one initialisation round for a
-    sibling (it starts at a solution of Algorithm 1 for nearly the same model)."""
+    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one round of the basic-model
+    initialisation when it starts warm, at a solution of Algorithm 1 for a nearby model (the
+    previous value of the path, or the same model without its bias): it takes the largest
+    part of the change of lam2 in a round cheaper than Algorithm 1's."""
     model = clone(base).set_params(**params)
     if path_tol is None:
         return model
@@ -535,7 +532,7 @@ def _path_model(base, params, path_tol, sibling):
     options["block_max_iter"] = min(options.get("block_max_iter", cap), cap)
     options["block_rtol"] = max(options.get("block_rtol", rtol), rtol)
     model.set_params(tol=path_tol, solver_options=options)
-    if sibling:
+    if warm:
         model.set_params(init_max_iter=1)
     return model
 
@@ -552,10 +549,10 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
     solutions = {}  # candidate -> its fitted model, for the fits that start from it
-    sources = {source for _, source, _ in plan}
-    for i, source, sibling in plan:
+    sources = {source for _, source in plan}
+    for i, source in plan:
         tic = time.perf_counter()
-        model = _path_model(base, candidates[i], path_tol, sibling)
+        model = _path_model(base, candidates[i], path_tol, source is not None)
         model.fit(X_train, Y_train, None if groups is None else groups[train],
                   init=solutions.get(source), cache=cache)
         if i in sources:

@@ -93,7 +93,7 @@ def resolve_plan(data, n_latent, options, levers, correlation=None):
     on_moments = uses_moments(data, options, levers, correlation)
     rebalance = (data.v_weight == 0 if levers.rebalance == "auto" else bool(levers.rebalance))
     start, v_step = resolve_start(data, levers), resolve_v_step(data, options, on_moments)
-    u_step = resolve_u_step(data)
+    u_step = resolve_u_step(data, options)
     solvers = resolve_block_solvers(options, correlation.block_names)
     w_preconditioner = resolve_w_preconditioner(data, levers.max_dense_features)
     v_preconditioner = resolve_v_preconditioner(data, n_latent)
@@ -151,7 +151,9 @@ def resolve_correlation(data, levers):
     """The paper's correlation terms (`glocal.laplacians.LabelLaplacians`) with lam3, lam4,
     their Z block preconditioned when they are strong, lam3 + lam4 >= lam (``"auto"``):
     there conjugate gradients stall; weaker weights, the defaults among them, keep plain
-    conjugate gradients."""
+    conjugate gradients. The preconditioner magnifies the steps along the block's flat
+    directions, and with them rounding: fits that differ only in rounding (in memory and on
+    Dask, dense and sparse labels) then end apart by more than 1e-8."""
     preconditioned = (data.lam3 + data.lam4 >= data.lam if levers.z_preconditioner == "auto"
                       else bool(levers.z_preconditioner))
     return LabelLaplacians(data.lam3, data.lam4, data.group_fractions, preconditioned)
@@ -184,10 +186,17 @@ def resolve_v_step(data, options, on_moments):
     return steps.v_closed_form if label.quadratic else steps.v_newton
 
 
-def resolve_u_step(data):
-    """The U algorithm: one pymanopt problem (`glocal.steps.u_by_problem`), whatever the
-    label fit."""
-    return steps.u_by_problem
+def resolve_u_step(data, options):
+    """The U algorithm: under the paper's loss, or an optimizer named for U, its pymanopt
+    problem (`glocal.steps.u_by_problem`; the paper's term makes it a quadratic that
+    preconditioned trust regions solve in a step or two); under another loss, Newton's
+    method on the rows (`glocal.steps.u_by_newton`), whose Hessian blocks come from the
+    entries of nonzero curvature only."""
+    named = options.optimizer != "auto" and (not isinstance(options.optimizer, dict)
+                                             or "U" in options.optimizer)
+    if data.label.quadratic or named:
+        return steps.u_by_problem
+    return steps.u_by_newton
 
 
 def resolve_v_preconditioner(data, n_latent, max_block_entries=2**24):

@@ -20,7 +20,9 @@ Prints, per (dataset, rho), CPU seconds of the process: both searches and their 
 fit and the one-vs-rest pass and their ratio, the settings picked, the test Ap of both
 searches' refitted models and how many ``ConvergenceWarning`` each search raised.
 
-With ``--levers``, also what other designs of the search would save (`_levers`).
+With ``--levers``, also what other designs of the search would save (`_levers`); with
+``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
+all its fits (cProfile, which adds its own overhead).
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_recommended.py \\
         --datasets arts enron --rhos 0.3 1 [--synthetic 20000,500,22] [--max-rows N] \\
@@ -32,6 +34,8 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before liblinear's OpenMP runtime loads
 
 import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -121,6 +125,34 @@ def _levers(search, X, Y, folds):
     print(f"  folds on two processes (n_jobs=2): {folds_s:.1f} CPU s of this process")
 
 
+# The solver's steps and the search's other work, by (module, function) of glocal.
+PROFILED = {
+    ("steps.py", "initialise"): "basic-model initialisation (its U, V, W steps included)",
+    ("steps.py", "v_newton"): "V block (Newton's method), all visits",
+    ("steps.py", "u_by_newton"): "U block (Newton's method), all visits",
+    ("steps.py", "u_by_problem"): "U block (trust regions), all visits",
+    ("steps.py", "w_by_problem"): "W block, all visits",
+    ("laplacians.py", "update"): "Z block (the correlation terms' own), all visits",
+    ("steps.py", "rebalance"): "rescaling step",
+    ("_fit_data.py", "glocal_data"): "data of each fit (groups, moments, checks)",
+    ("model_selection.py", "_refit"): "the refit",
+}
+
+
+def _profile(search, X, Y):
+    """Print the CPU seconds of the search's main parts (cProfile over one search)."""
+    profile = cProfile.Profile(time.process_time)
+    profile.runcall(search.fit, X, Y)
+    stats = pstats.Stats(profile).stats
+    total = sum(row[2] for row in stats.values())  # the sum of every function's own time
+    print(f"  profile: {total:.1f} CPU s in all (profiled)")
+    rows = [(row[3], row[1], PROFILED[path.rsplit("glocal/", 1)[-1], function])
+            for (path, _, function), row in stats.items()
+            if "glocal" in path and (path.rsplit("glocal/", 1)[-1], function) in PROFILED]
+    for seconds, calls, name in sorted(rows, reverse=True):
+        print(f"    {seconds:7.2f} s {100 * seconds / total:5.1f} %  {name} ({calls} calls)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=DATA_DIR)
@@ -132,6 +164,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--levers", action="store_true",
                         help="also measure what other designs of the search would save")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where the search's time goes")
     args = parser.parse_args()
 
     names = args.datasets + [f"synthetic:{spec}" for spec in args.synthetic]
@@ -169,6 +203,8 @@ def main():
                       f"{aps[0]:.4f} {aps[1]:.4f} {glocal_warnings},{br_warnings}", flush=True)
                 if args.levers:
                     _levers(glocal, X_train, Y_observed, folds)
+                if args.profile:
+                    _profile(clone(glocal), X_train, Y_observed)
 
 
 if __name__ == "__main__":

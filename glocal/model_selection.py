@@ -12,7 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, check_cv
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -403,10 +403,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         return grid
 
     def _folds(self, X):
-        cv = self.cv
-        if isinstance(cv, Integral):
-            cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
-        return _validation.check_folds(list(check_cv(cv).split(X)), X.shape[0])
+        return _validation.cv_folds(self.cv, X, self.random_state)
 
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates

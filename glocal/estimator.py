@@ -324,9 +324,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         by column and the U block's products are sums over the chunks), with
         ``class_weight=None`` and ``v_closed_form=True``. Up to 4000 features X^T X is kept
         in memory; with more, W's products go through X chunk by chunk (no d x d matrix).
-        ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before pickling the model, as
-        ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
-        workers' memory: every pass then reads it instead of recomputing it).
+        ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before
+        pickling the model, as ``glocal fit`` does); X is not persisted (call
+        ``X.persist()`` first when it fits in the workers' memory: every pass then reads it
+        instead of recomputing it).
         """
         self._validate_params()
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
@@ -446,7 +447,6 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return _linear_scores(self._normalized(self._check_fitted_features(X)), self.W_,
                               self.U_, self.intercept_)
 
-
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
         """Label probabilities 1 / (1 + exp(-score)), shape (n_samples, n_labels).
@@ -454,10 +454,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Only with ``loss="logistic"``, whose fit makes the scores log-odds of the observed
         entries (shrunk by the model's penalties; how well they are calibrated on held-out
         rows has not been measured). The squared and squared-hinge losses fit margins, not
-        probabilities: their
-        scores rank labels and their sign (or `glocal.GLOCALCV`'s tuned thresholds) predicts
-        them, but no transform of them is a probability without a calibration on held-out
-        rows.
+        probabilities: their scores rank labels and their sign (or `glocal.GLOCALCV`'s tuned
+        thresholds) predicts them, but no transform of them is a probability without a
+        calibration on held-out rows.
         """
         return expit(self.decision_function(X))
 

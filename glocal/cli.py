@@ -729,12 +729,16 @@ def _fractions(text):
         raise ValueError(f"--rho takes comma-separated numbers, got {text!r}") from None
 
 
-def _n_jobs(text):
-    """A joblib job count: a positive number, or -1 (-2, ...) for all CPU cores (but 1, ...)."""
+def _whole_number(text):
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _n_jobs(text):
+    """A joblib job count: a positive number, or -1 (-2, ...) for all CPU cores (but 1, ...)."""
+    value = _whole_number(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (use 1 or more, or -1 for one per "
                                          "CPU core)")
@@ -743,10 +747,7 @@ def _n_jobs(text):
 
 def _positive(text):
     """A whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value

@@ -82,7 +82,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         with the same warning; 0 skips it (from ``fit(..., init=...)``, a solution of a
         nearby model, Algorithm 1 then starts at once).
     tol : float, default=1e-4
-        Relative decrease of the objective below which a loop stops.
+        Relative decrease of the objective below which a loop stops (the basic-model
+        initialisation also waits for what its decreases leave to come to be that small).
     optimizer : {"auto", "trust_regions", "conjugate_gradient", "steepest_descent"} or dict, \
             default="auto"
         pymanopt optimizer of every block, or a dict from block name ("U", "V", "W", "Z")

@@ -316,13 +316,13 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         rows of small statistics (k x k, l x k, d x k, and X^T X and the groups' X_m^T X_m
         once, d x d) or a chunk-wise map (V, column by column, and P = X W), computed
         where the chunks are; V and P stay there, chunked like X, and each round of the
-        solver is a few passes over the chunks. The pymanopt problems of U, W and Z run
-        here, on small arrays. On data that fits in memory it gives the in-memory fit's
-        result up to rounding. It runs on the default Dask scheduler, or on a cluster once
-        a ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
-        remote scheduler (its workers need ``glocal`` installed). Every ``loss`` fits
-        this way (under one other than the paper's, V is solved by Newton's method column
-        by column and the U block's products are sums over the chunks), with
+        solver is a few passes over the chunks. The block solvers of U, W and Z run here,
+        on small arrays. On data that fits in memory it gives the in-memory fit's result up
+        to rounding. It runs on the default Dask scheduler, or on a cluster once a
+        ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
+        remote scheduler (its workers need ``glocal`` installed). Every ``loss`` fits this
+        way (under one other than the paper's, V is solved by Newton's method column by
+        column, and U by Newton's method on its rows from sums over the chunks), with
         ``class_weight=None`` and ``v_closed_form=True``. Up to 4000 features X^T X is kept
         in memory; with more, W's products go through X chunk by chunk (no d x d matrix).
         ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before

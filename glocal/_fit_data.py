@@ -24,11 +24,12 @@ class FitCache:
     """Work shared by GLOCAL fits on the same X, passed to ``fit(..., cache=)``.
 
     The first fit that needs them computes, and the next ones reuse, what depends on X and
-    the groups only: the k-means groups (per ``n_groups``, ``normalize_rows`` and seed) and
-    the feature second moments X^T X and X_m^T X_m (per groups, ``fit_intercept``,
-    ``intercept_scaling`` and ``normalize_rows``). A fit with a cache gives the same result
-    as without it. `glocal.GLOCALCV` keeps one per fold, shared by all the settings of its
-    grid. A cache belongs to one X: a fit on other features is a ValueError.
+    the groups only: X scaled to unit rows (``normalize_rows``), the k-means groups (per
+    ``n_groups``, ``normalize_rows`` and seed) and the feature second moments X^T X and
+    X_m^T X_m (per groups, ``fit_intercept``, ``intercept_scaling`` and ``normalize_rows``).
+    A fit with a cache gives the same result as without it. `glocal.GLOCALCV` keeps one per
+    fold, shared by all the settings of its grid. A cache belongs to one X: a fit on other
+    features is a ValueError.
 
     Examples
     --------

@@ -82,7 +82,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         with the same warning; 0 skips it (from ``fit(..., init=...)``, a solution of a
         nearby model, Algorithm 1 then starts at once).
     tol : float, default=1e-4
-        Relative decrease of the objective below which a loop stops.
+        Relative decrease of the objective below which a loop stops (the basic-model
+        initialisation also waits for what its decreases leave to come to be that small).
     optimizer : {"auto", "trust_regions", "conjugate_gradient", "steepest_descent"} or dict, \
             default="auto"
         pymanopt optimizer of every block, or a dict from block name ("U", "V", "W", "Z")
@@ -315,18 +316,19 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         rows of small statistics (k x k, l x k, d x k, and X^T X and the groups' X_m^T X_m
         once, d x d) or a chunk-wise map (V, column by column, and P = X W), computed
         where the chunks are; V and P stay there, chunked like X, and each round of the
-        solver is a few passes over the chunks. The pymanopt problems of U, W and Z run
-        here, on small arrays. On data that fits in memory it gives the in-memory fit's
-        result up to rounding. It runs on the default Dask scheduler, or on a cluster once
-        a ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
-        remote scheduler (its workers need ``glocal`` installed). Every ``loss`` fits
-        this way (under one other than the paper's, V is solved by Newton's method column
-        by column and the U block's products are sums over the chunks), with
+        solver is a few passes over the chunks. The block solvers of U, W and Z run here,
+        on small arrays. On data that fits in memory it gives the in-memory fit's result up
+        to rounding. It runs on the default Dask scheduler, or on a cluster once a
+        ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
+        remote scheduler (its workers need ``glocal`` installed). Every ``loss`` fits this
+        way (under one other than the paper's, V is solved by Newton's method column by
+        column, and U by Newton's method on its rows from sums over the chunks), with
         ``class_weight=None`` and ``v_closed_form=True``. Up to 4000 features X^T X is kept
         in memory; with more, W's products go through X chunk by chunk (no d x d matrix).
-        ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before pickling the model, as
-        ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
-        workers' memory: every pass then reads it instead of recomputing it).
+        ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before
+        pickling the model, as ``glocal fit`` does); X is not persisted (call
+        ``X.persist()`` first when it fits in the workers' memory: every pass then reads it
+        instead of recomputing it).
         """
         self._validate_params()
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
@@ -446,7 +448,6 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return _linear_scores(self._normalized(self._check_fitted_features(X)), self.W_,
                               self.U_, self.intercept_)
 
-
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
         """Label probabilities 1 / (1 + exp(-score)), shape (n_samples, n_labels).
@@ -454,10 +455,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Only with ``loss="logistic"``, whose fit makes the scores log-odds of the observed
         entries (shrunk by the model's penalties; how well they are calibrated on held-out
         rows has not been measured). The squared and squared-hinge losses fit margins, not
-        probabilities: their
-        scores rank labels and their sign (or `glocal.GLOCALCV`'s tuned thresholds) predicts
-        them, but no transform of them is a probability without a calibration on held-out
-        rows.
+        probabilities: their scores rank labels and their sign (or `glocal.GLOCALCV`'s tuned
+        thresholds) predicts them, but no transform of them is a probability without a
+        calibration on held-out rows.
         """
         return expit(self.decision_function(X))
 

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, check_cv
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names
 from ._fitted import Array, Data, Integer, Model, Number
-from ._progress import fit_progress, progress_bar
+from ._progress import counted, fit_progress, progress_bar, settings_text
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision, observed_average_precision_scorer
 from .thresholds import f1_thresholds, mean_thresholds
@@ -317,9 +317,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             for run in runs:
                 fold_warnings.extend(run.pop())
             self._store_results(candidates, runs)
-            self._say(f"scored {_count(len(candidates), 'setting')} on "
-                      f"{_count(len(folds), 'fold')} in {time.perf_counter() - tic:.1f} s; "
-                      f"best {_settings(self.best_params_)} (mean CV score "
+            self._say(f"scored {counted(len(candidates), 'setting')} on "
+                      f"{counted(len(folds), 'fold')} in "
+                      f"{time.perf_counter() - tic:.1f} s; "
+                      f"best {settings_text(self.best_params_)} (mean CV score "
                       f"{self.best_score_:.4f})")
             if self.refit:
                 self._refit(base, given, Y, groups)
@@ -373,7 +374,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             finally:
                 progress.finish()
         self.refit_time_ = time.perf_counter() - tic
-        self._say(f"refitted {_settings(self.best_params_)} on all {Y.shape[0]} rows in "
+        self._say(f"refitted {settings_text(self.best_params_)} on all {Y.shape[0]} rows in "
                   f"{self.refit_time_:.1f} s ({best.n_init_iter_} + {best.n_iter_} "
                   "iterations)")
 
@@ -402,10 +403,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         return grid
 
     def _folds(self, X):
-        cv = self.cv
-        if isinstance(cv, Integral):
-            cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
-        return _validation.check_folds(list(check_cv(cv).split(X)), X.shape[0])
+        return _validation.cv_folds(self.cv, X, self.random_state)
 
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates
@@ -462,15 +460,6 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         return self.best_estimator_.predict_proba(X)
 
 
-def _count(n, noun):
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _settings(params):
-    """``lam2=4, normalize_rows=True`` from a dict of values."""
-    return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))
-
-
 def _check_folds_can_be_scored(Y, folds):
     """The default scorer ranks the rows with an observed positive: every validation fold
     needs one (else a fold's score is undefined)."""
@@ -483,7 +472,7 @@ def _check_folds_can_be_scored(Y, folds):
             n = int(has_positive.sum())
             raise ValueError(f"validation fold {i + 1} of {len(folds)} has no row with an "
                              "observed positive label, so its average precision is "
-                             f"undefined (Y has {n} such row{'' if n == 1 else 's'}); use "
+                             f"undefined (Y has {counted(n, 'such row')}); use "
                              "fewer folds (cv)")
 
 

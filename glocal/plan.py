@@ -228,7 +228,7 @@ def resolve_block_solvers(options, correlation_blocks):
         if name in named:
             solvers[name] = BlockSolver(named[name], *common)
         elif name == "W":
-            solvers[name] = LinearSystemSolver("trust_regions", *common)
+            solvers[name] = LinearSystemSolver(AUTO_OPTIMIZERS[name], *common)
         elif name in AUTO_OPTIMIZERS:
             solvers[name] = BlockSolver(AUTO_OPTIMIZERS[name], *common)
         else:

@@ -3,8 +3,8 @@
 rescaling step, the basic-model initialisation and its starts.
 
 A new V (or U) algorithm is one function here with the signature of the others and one line
-in `glocal.plan.resolve_v_step` (`glocal.plan.resolve_u_step`). Every step takes the `Plan` first and returns the new point
-and the decrease of the objective.
+in `glocal.plan.resolve_v_step` (`glocal.plan.resolve_u_step`). Every step takes the `Plan`
+first and returns the new point and the decrease of the objective.
 """
 
 from dataclasses import dataclass, replace

@@ -11,9 +11,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_sklearn_compatibility import UNAVOIDABLE
 
 from glocal import GLOCAL, GLOCALCV, GLObal
+from glocal._progress import settings_text
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
-from glocal.model_selection import (_settings, DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
+from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
                                     PATH_SOLVER_OPTIONS, _path_model, _plan,
                                     select_hyperparameters)
 from glocal.protocol import CORRELATION_WEIGHTS, GLOCAL_ABLATION_GRID, sample_observed
@@ -159,7 +160,7 @@ def test_fitted_attributes_refit_and_pickle(data, capsys):
     out = capsys.readouterr().out
     assert out.count("[GLOCALCV] fold") == 3 * 4
     assert "[GLOCALCV] scored 4 settings on 3 folds in " in out
-    assert f"[GLOCALCV] refitted {_settings(model.best_params_)} on all {X.shape[0]} rows" in out
+    assert f"[GLOCALCV] refitted {settings_text(model.best_params_)} on all {X.shape[0]} rows" in out
     results = model.cv_results_
     mean = np.mean([results[f"split{i}_test_score"] for i in range(3)], axis=0)
     np.testing.assert_allclose(results["mean_test_score"], mean)

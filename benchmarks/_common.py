@@ -54,3 +54,42 @@ def timed_fit(make_model, X, Y, repeats, **fit_params):
             times.append(time.process_time() - tic)
     capped = any(issubclass(w.category, ConvergenceWarning) for w in caught)
     return statistics.median(times), model, capped
+
+
+try:
+    from libmultilabel import linear as libmultilabel_linear
+except ImportError:  # the message names the extra that installs it
+    libmultilabel_linear = None
+
+
+class OneVsRest:
+    """``libmultilabel.linear.train_1vsrest`` behind ``fit`` / ``decision_function``, each
+    label on its observed rows (NaN in Y marks the others)."""
+
+    def __init__(self, options):
+        self.options = options
+
+    def fit(self, X, Y):
+        X = sp.csr_matrix(X, dtype=float)
+        observed = ~np.isnan(Y)
+        if observed.all():
+            self.model_ = libmultilabel_linear.train_1vsrest(
+                sp.csr_matrix(Y), X, options=self.options, verbose=False)
+            return self
+        weights, bias = np.zeros((0, Y.shape[1])), None
+        for j in range(Y.shape[1]):
+            rows = np.flatnonzero(observed[:, j])
+            if rows.size:  # a label never observed keeps the score 0
+                model = libmultilabel_linear.train_1vsrest(
+                    sp.csr_matrix(Y[rows, j:j + 1]), X[rows], options=self.options,
+                    verbose=False)
+                if bias is None:  # its number of weights: d, or d + 1 with a bias
+                    weights, bias = np.zeros((model.weights.shape[0], Y.shape[1])), model.bias
+                weights[:, j] = np.asarray(model.weights)[:, 0]
+        self.model_ = libmultilabel_linear.FlatModel(
+            name="1vsrest", weights=np.asmatrix(weights), bias=bias, thresholds=0,
+            multiclass=False)
+        return self
+
+    def decision_function(self, X):
+        return self.model_.predict_values(sp.csr_matrix(X, dtype=float))

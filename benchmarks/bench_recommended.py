@@ -1,4 +1,5 @@
-"""The recommended estimator's cost: ``GLOCALCV()`` against BR tuned by ``GridSearchCV``.
+"""The recommended estimator's cost: ``GLOCALCV()`` against BR tuned by ``GridSearchCV``, and
+one fit at the chosen setting against a one-vs-rest pass of LibMultiLabel.
 
 On one 60/40 split of each dataset, a fraction rho of each label's training entries is
 kept by the paper's sampler (`glocal.protocol.sample_observed`), the rest are NaN. Both
@@ -6,43 +7,54 @@ searches use the same shuffled 3 folds and the same observed-entries scorer, in 
 process with one BLAS thread and one job each, and refit their best setting on the whole
 training part:
 
-* ``GLOCALCV(cv=folds, random_state=seed)``: the recommended model and grid;
+* ``GLOCALCV(cv=folds, random_state=seed)``: the recommended model and search;
 * ``GridSearchCV(BR(), {"C": [0.01, 0.1, 1, 10]}, cv=folds)``: one LinearSVC per label on
   the rows where it is observed.
 
-Prints, per (dataset, rho), the wall-clock seconds of both, their ratio (GLOCALCV / BR),
-the settings picked, the test Ap of both refitted models and how many
-``ConvergenceWarning`` each search raised.
+Then one GLOCAL fit at the setting GLOCALCV chose, on all training rows from its own start,
+against LibMultiLabel's ``train_1vsrest`` with BR's settings (``-c 0.1 -B 1 -e 0.0001``:
+C = 0.1, a bias, tolerance 1e-4), each label on its observed rows (the ``bench`` extra
+installs LibMultiLabel; without it that column is left out).
 
-With ``--levers``, also what other designs of the search would save (`_levers`): stopping
-each path at its first drop of the mean CV score, starting the refit from the first fold's
-solution at the chosen setting, solving V by Newton's method column by column in the refit,
-the folds on two processes, and the search without the solver's rescaling step.
+Prints, per (dataset, rho), CPU seconds of the process: both searches and their ratio, the
+fit and the one-vs-rest pass and their ratio, the settings picked, the test Ap of both
+searches' refitted models and how many ``ConvergenceWarning`` each search raised.
+
+With ``--levers``, also what other designs of the search would save (`_levers`); with
+``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
+all its fits (cProfile, which adds its own overhead).
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_recommended.py \\
         --datasets arts enron --rhos 0.3 1 [--synthetic 20000,500,22] [--max-rows N] \\
         [--levers]
 """
 
-import argparse
-import time
-import warnings
+import os
 
-import numpy as np
-import scipy.sparse as sp
-from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV, KFold, train_test_split
-from threadpoolctl import threadpool_limits
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before liblinear's OpenMP runtime loads
 
-from glocal import GLOCALCV
-from glocal.baselines import BR
-from glocal.datasets import load_dataset, make_glocal_data
-from glocal.metrics import average_precision, observed_average_precision_scorer
-from glocal.protocol import drop_unlabeled_rows, sample_observed
-from _common import DATA_DIR, timed_fit
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.model_selection import GridSearchCV, KFold, train_test_split  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from glocal import GLOCALCV  # noqa: E402
+from glocal.baselines import BR  # noqa: E402
+from glocal.datasets import load_dataset, make_glocal_data  # noqa: E402
+from glocal.metrics import average_precision, observed_average_precision_scorer  # noqa: E402
+from glocal.protocol import drop_unlabeled_rows, sample_observed  # noqa: E402
+from _common import DATA_DIR, OneVsRest, libmultilabel_linear, timed_fit  # noqa: E402
 
 BR_GRID = {"C": [0.01, 0.1, 1, 10]}
+LML_OPTIONS = "-c 0.1 -B 1 -e 0.0001"
 
 
 def _data(name, data_dir, max_rows, seed):
@@ -61,13 +73,13 @@ def _data(name, data_dir, max_rows, seed):
 
 
 def _timed(search, X, Y):
-    """Wall-clock seconds of ``search.fit`` and the ConvergenceWarnings it raised."""
+    """CPU seconds of ``search.fit`` and the ConvergenceWarnings it raised."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", ConvergenceWarning)
-        tic = time.perf_counter()
+        tic = time.process_time()
         search.fit(X, Y)
-        seconds = time.perf_counter() - tic
+        seconds = time.process_time() - tic
     return seconds, sum(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
@@ -109,17 +121,36 @@ def _levers(search, X, Y, folds):
           f"({warm.n_init_iter_} + {warm.n_iter_} iterations, objective "
           f"{warm.objective_history_[-1]:.6g}) against {scratch_s:.2f} from its own start "
           f"({scratch.n_init_iter_} + {scratch.n_iter_}, {scratch.objective_history_[-1]:.6g})")
-    newton_s, _ = _cpu_fit(clone(best).set_params(v_closed_form=True), X, Y)
-    print(f"  refit with V by Newton's method per column: {newton_s:.2f} CPU s against "
-          f"{scratch_s:.2f} by trust regions")
     folds_s, _ = _timed(clone(search).set_params(n_jobs=2), X, Y)
-    print(f"  folds on two processes (n_jobs=2): {folds_s:.1f} wall s")
-    base = clone(best).set_params(solver_options={"_levers": {"rebalance": False}})
-    without_s, without = _cpu_fit(clone(search).set_params(estimator=base), X, Y)
-    with_s, _ = _cpu_fit(clone(search), X, Y)
-    print(f"  without the solver's rescaling step: {without_s:.1f} CPU s against {with_s:.1f} "
-          f"(refit {without.best_estimator_.n_init_iter_} + {without.best_estimator_.n_iter_} "
-          f"iterations against {best.n_init_iter_} + {best.n_iter_})")
+    print(f"  folds on two processes (n_jobs=2): {folds_s:.1f} CPU s of this process")
+
+
+# The solver's steps and the search's other work, by (module, function) of glocal.
+PROFILED = {
+    ("steps.py", "initialise"): "basic-model initialisation (its U, V, W steps included)",
+    ("steps.py", "v_newton"): "V block (Newton's method), all visits",
+    ("steps.py", "u_by_newton"): "U block (Newton's method), all visits",
+    ("steps.py", "u_by_problem"): "U block (trust regions), all visits",
+    ("steps.py", "w_by_problem"): "W block, all visits",
+    ("laplacians.py", "update"): "Z block (the correlation terms' own), all visits",
+    ("steps.py", "rebalance"): "rescaling step",
+    ("_fit_data.py", "glocal_data"): "data of each fit (groups, moments, checks)",
+    ("model_selection.py", "_refit"): "the refit",
+}
+
+
+def _profile(search, X, Y):
+    """Print the CPU seconds of the search's main parts (cProfile over one search)."""
+    profile = cProfile.Profile(time.process_time)
+    profile.runcall(search.fit, X, Y)
+    stats = pstats.Stats(profile).stats
+    total = sum(row[2] for row in stats.values())  # the sum of every function's own time
+    print(f"  profile: {total:.1f} CPU s in all (profiled)")
+    rows = [(row[3], row[1], PROFILED[path.rsplit("glocal/", 1)[-1], function])
+            for (path, _, function), row in stats.items()
+            if "glocal" in path and (path.rsplit("glocal/", 1)[-1], function) in PROFILED]
+    for seconds, calls, name in sorted(rows, reverse=True):
+        print(f"    {seconds:7.2f} s {100 * seconds / total:5.1f} %  {name} ({calls} calls)")
 
 
 def main():
@@ -133,11 +164,16 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--levers", action="store_true",
                         help="also measure what other designs of the search would save")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where the search's time goes")
     args = parser.parse_args()
 
     names = args.datasets + [f"synthetic:{spec}" for spec in args.synthetic]
-    print("dataset rho n_train GLOCALCV_s BR_s ratio GLOCALCV_pick BR_C Ap_GLOCALCV Ap_BR "
-          "convergence_warnings(GLOCALCV,BR)", flush=True)
+    print("CPU seconds of one process, one BLAS thread; search: GLOCALCV() against "
+          "GridSearchCV(BR) on the same 3 folds, refits included; fit: GLOCAL at the chosen "
+          f"setting against LibMultiLabel's train_1vsrest '{LML_OPTIONS}' on the same rows")
+    print("dataset rho n_train search_s BR_search_s ratio fit_s LML_s fit/LML GLOCALCV_pick "
+          "BR_C Ap_GLOCALCV Ap_BR convergence_warnings(GLOCALCV,BR)", flush=True)
     with threadpool_limits(1):
         for name in names:
             X, Y = _data(name, args.data_dir, args.max_rows, args.seed)
@@ -153,14 +189,22 @@ def main():
                                   scoring=observed_average_precision_scorer)
                 glocal_s, glocal_warnings = _timed(glocal, X_train, Y_observed)
                 br_s, br_warnings = _timed(br, X_train, Y_observed)
+                fit_s, _ = _cpu_fit(clone(glocal.best_estimator_), X_train, Y_observed)
+                if libmultilabel_linear is None:
+                    lml = "- - -"
+                else:
+                    lml_s, _ = _cpu_fit(OneVsRest(LML_OPTIONS), X_train, Y_observed)
+                    lml = f"{lml_s:.2f} {fit_s / lml_s:.2f}"
                 pick = ",".join(f"{k}={v}" for k, v in sorted(glocal.best_params_.items()))
                 aps = [average_precision(Y_test, model.decision_function(X_test))
                        for model in (glocal, br)]
                 print(f"{name} {rho} {X_train.shape[0]} {glocal_s:.1f} {br_s:.1f} "
-                      f"{glocal_s / br_s:.2f} {pick} {br.best_params_['C']} {aps[0]:.4f} "
-                      f"{aps[1]:.4f} {glocal_warnings},{br_warnings}", flush=True)
+                      f"{glocal_s / br_s:.2f} {fit_s:.2f} {lml} {pick} {br.best_params_['C']} "
+                      f"{aps[0]:.4f} {aps[1]:.4f} {glocal_warnings},{br_warnings}", flush=True)
                 if args.levers:
                     _levers(glocal, X_train, Y_observed, folds)
+                if args.profile:
+                    _profile(clone(glocal), X_train, Y_observed)
 
 
 if __name__ == "__main__":

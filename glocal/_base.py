@@ -6,6 +6,8 @@ import numpy as np
 from sklearn.base import MultiOutputMixin
 from sklearn.utils.validation import check_is_fitted
 
+from . import _validation
+
 try:
     from sklearn.utils.validation import _check_feature_names as _sklearn_feature_names
 except ImportError:  # scikit-learn < 1.6, where it is a method of BaseEstimator
@@ -23,8 +25,6 @@ def _check_feature_names(estimator, X, *, reset):
             raise ValueError(f"X has repeated column names ({', '.join(map(repr, repeated[:3]))}"
                              "); name every feature column once")
     _sklearn_feature_names(estimator, X, reset=reset)
-
-from . import _validation
 
 
 class MultiLabelMixin(MultiOutputMixin):

@@ -24,11 +24,12 @@ class FitCache:
     """Work shared by GLOCAL fits on the same X, passed to ``fit(..., cache=)``.
 
     The first fit that needs them computes, and the next ones reuse, what depends on X and
-    the groups only: the k-means groups (per ``n_groups``, ``normalize_rows`` and seed) and
-    the feature second moments X^T X and X_m^T X_m (per groups, ``fit_intercept``,
-    ``intercept_scaling`` and ``normalize_rows``). A fit with a cache gives the same result
-    as without it. `glocal.GLOCALCV` keeps one per fold, shared by all the settings of its
-    grid. A cache belongs to one X: a fit on other features is a ValueError.
+    the groups only: X scaled to unit rows (``normalize_rows``), the k-means groups (per
+    ``n_groups``, ``normalize_rows`` and seed) and the feature second moments X^T X and
+    X_m^T X_m (per groups, ``fit_intercept``, ``intercept_scaling`` and ``normalize_rows``).
+    A fit with a cache gives the same result as without it. `glocal.GLOCALCV` keeps one per
+    fold, shared by all the settings of its grid. A cache belongs to one X: a fit on other
+    features is a ValueError.
 
     Examples
     --------
@@ -43,9 +44,13 @@ class FitCache:
     def __init__(self):
         self._entries = {}
         self._fingerprint = None
+        self._checked = None  # the X last checked: the same object is not hashed again
 
     def _check_features(self, X):
-        """Record X's fingerprint at the first fit; a later X must match it."""
+        """Record X's fingerprint at the first fit; a later X must match it (the very X
+        object of the last check is taken as matching)."""
+        if X is self._checked:
+            return
         parts = (X.data, X.indices, X.indptr) if sp.issparse(X) else (np.ascontiguousarray(X),)
         digest = hashlib.blake2b(digest_size=16)
         for part in parts:
@@ -56,6 +61,7 @@ class FitCache:
         elif fingerprint != self._fingerprint:
             raise ValueError("this FitCache holds the work of fits on other features X; use "
                              "one FitCache per X")
+        self._checked = X
 
     def _get(self, key, compute):
         if key not in self._entries:
@@ -89,7 +95,7 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
     else:  # a fresh cache has nothing to guard: hash X only for a cache that is reused
         cache._check_features(X)
     if model.normalize_rows:
-        X = normalize(X)
+        X = cache._get(("unit rows",), lambda: normalize(X))
     n_samples = X.shape[0]
 
     tic = time.perf_counter()

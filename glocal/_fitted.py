@@ -280,10 +280,6 @@ class _Optional:
         self.spec = spec
 
 
-def optional(spec):
-    return _Optional(spec)
-
-
 def _unwrap(spec):
     return spec.spec if isinstance(spec, _Optional) else spec
 

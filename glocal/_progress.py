@@ -1,4 +1,5 @@
-"""Progress bars (tqdm) with an estimate of the time left, shown on a terminal only."""
+"""Progress bars (tqdm) with an estimate of the time left, shown on a terminal only, and the
+words of the lines that say what a command or a search did."""
 
 import math
 import sys
@@ -69,3 +70,13 @@ def fit_progress(model, description, verbose, file=None):
     bar = progress_bar(_STEPS, description, verbose, file=file,
                        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
     return FitProgress(bar, model.tol, model.init_max_iter, model.max_iter)
+
+
+def counted(n, noun):
+    """``1 fold``, ``3 folds``: a count with its noun."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def settings_text(params):
+    """``lam2=4, normalize_rows=True`` from a dict of values (or of lists of values)."""
+    return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))

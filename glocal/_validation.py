@@ -13,7 +13,8 @@ from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_array
+from sklearn.model_selection import KFold, check_cv
+from sklearn.utils.validation import _num_samples, check_array
 
 from .labels import SparseSignedLabels
 
@@ -390,6 +391,15 @@ def check_groups(groups, n_samples):
         raise ValueError("groups must be labels of one comparable type (e.g. all ints or "
                          "all strings)") from None
     return groups
+
+
+def cv_folds(cv, X, random_state=None):
+    """The (training, validation) rows of every fold of ``cv`` on X, checked by
+    `check_folds`; an int ``cv`` means shuffled `sklearn.model_selection.KFold` seeded by
+    ``random_state``."""
+    if isinstance(cv, numbers.Integral):
+        cv = KFold(n_splits=cv, shuffle=True, random_state=random_state)
+    return check_folds(list(check_cv(cv).split(X)), _num_samples(X))
 
 
 def check_folds(folds, n_samples):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ._io import OutputExists, atomic_output, check_output, csv_text, one_line
 from ._process import exit_status, stopping_workers
+from ._progress import counted, settings_text
 from .persistence import load_model, save_model
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
@@ -349,7 +350,7 @@ def _load_data(path, args, default, model=None):
     values = data.X.data if sp.issparse(data.X) else np.asarray(data.X)
     bad = values.size - np.count_nonzero(np.isfinite(values))
     if bad:
-        raise ValueError(f"{path}: {_count(bad, 'feature value')} "
+        raise ValueError(f"{path}: {counted(bad, 'feature value')} "
                          f"{'is' if bad == 1 else 'are'} NaN or infinite (missing values?); "
                          "fill them in before fitting or scoring")
     return data
@@ -391,8 +392,8 @@ def _fit(args):
     (n, d), l = data.X.shape, data.Y.shape[1]
     model = _fit_model(args, l)
     name = "GLOCAL()" if args.paper else "GLOCALCV()"
-    print(f"fitting {name} to {_count(n, 'row')} x {_count(d, 'feature')}, "
-          f"{_count(l, 'label')} of {data.described}{_search_plan(model)}", flush=True)
+    print(f"fitting {name} to {counted(n, 'row')} x {counted(d, 'feature')}, "
+          f"{counted(l, 'label')} of {data.described}{_search_plan(model)}", flush=True)
     with named_label_warnings(known_names(data.label_names)), _dask_client(args.scheduler):
         tic = time.perf_counter()
         model.fit(data.X, data.Y)
@@ -414,10 +415,10 @@ def _fit(args):
     save_model(args.model, model, overwrite=args.force, **saved)
     if args.paper:
         what = (f"objective {model.objective_history_[-1]:.6g} after "
-                f"{_count(model.n_iter_, 'outer iteration')}")
+                f"{counted(model.n_iter_, 'outer iteration')}")
     else:
-        what = (f"{_settings(search.best_params_)} refitted on all rows, with each label's "
-                "threshold tuned by the cross-validation")
+        what = (f"{settings_text(search.best_params_)} refitted on all rows, with each "
+                "label's threshold tuned by the cross-validation")
     print(f"fitted {name} in {seconds:.1f} s ({what}); saved it to {args.model}")
     return 0
 
@@ -432,8 +433,9 @@ def _search_plan(model):
         return ""
     grid = model.param_grid
     n_settings = int(np.prod([len(values) for values in grid.values()]))
-    return (f": cross-validating {_count(n_settings, 'setting')} "
-            f"({_settings(grid) or 'none'}) on {model.cv} folds, {model.n_jobs} at a time")
+    return (f": cross-validating {counted(n_settings, 'setting')} "
+            f"({settings_text(grid) or 'none'}) on {model.cv} folds, {model.n_jobs} at a "
+            "time")
 
 
 def _fit_model(args, n_labels):
@@ -467,11 +469,6 @@ def _fit_model(args, n_labels):
     grid = {name: values for name, values in DEFAULT_PARAM_GRID.items() if name not in given}
     return GLOCALCV(base, grid, cv=folds, n_jobs=jobs, random_state=args.seed,
                     verbose=verbose)
-
-
-def _settings(params):
-    """``lam2=4, normalize_rows=True`` from a dict of values (or of lists of values)."""
-    return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))
 
 
 def _chunk_directory(args):
@@ -624,8 +621,8 @@ def _predict(args):
         writer = csv.writer(file, lineterminator="\n")
         writer.writerow([csv_text(name) for name in saved["label_names"]])
         writer.writerows(np.asarray(values).tolist())
-    print(f"wrote {kind} of {_count(values.shape[0], 'row')} x "
-          f"{_count(values.shape[1], 'label')} to {args.out}")
+    print(f"wrote {kind} of {counted(values.shape[0], 'row')} x "
+          f"{counted(values.shape[1], 'label')} to {args.out}")
     return 0
 
 
@@ -643,7 +640,7 @@ def _evaluate(args):
     if not args.keep_unlabeled:  # as the paper does
         keep = np.asarray(Y.sum(axis=1)).ravel() > 0
         X, Y = X[keep], Y[keep]
-        dropped = (f"; dropped {_count(n_rows - X.shape[0], 'row')} without a positive "
+        dropped = (f"; dropped {counted(n_rows - X.shape[0], 'row')} without a positive "
                    "label (--keep-unlabeled keeps them)")
         if not X.shape[0]:
             raise ValueError(f"no row of {args.data} has a positive label")
@@ -657,7 +654,7 @@ def _evaluate(args):
             notes.append(f"{seen} of them have the features of a training row")
     scores = saved["model"].decision_function(X)
     predicted = scores > saved["thresholds"]
-    print(f"{_count(X.shape[0], 'row')} of {data.described}{dropped}"
+    print(f"{counted(X.shape[0], 'row')} of {data.described}{dropped}"
           + "".join(f"; {note}" for note in notes))
     for short, name, value in _measures(Y, scores, predicted):
         print(f"{short:<8}{name:<24}{value:.4f}")
@@ -719,10 +716,6 @@ def _row_digests(X):
     return digests
 
 
-def _count(n, noun):
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _names(text):
     return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
 
@@ -736,12 +729,16 @@ def _fractions(text):
         raise ValueError(f"--rho takes comma-separated numbers, got {text!r}") from None
 
 
-def _n_jobs(text):
-    """A joblib job count: a positive number, or -1 (-2, ...) for all CPU cores (but 1, ...)."""
+def _whole_number(text):
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _n_jobs(text):
+    """A joblib job count: a positive number, or -1 (-2, ...) for all CPU cores (but 1, ...)."""
+    value = _whole_number(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (use 1 or more, or -1 for one per "
                                          "CPU core)")
@@ -750,10 +747,7 @@ def _n_jobs(text):
 
 def _positive(text):
     """A whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value

@@ -71,7 +71,7 @@ def score_gram(W, data, max_entries=2**24):
 
 def score_gram_product(W, A, data):
     """(F F^T) A with F = (X W)^T, from products with W and X^T X (no m x m or m x n array)."""
-    return W.T @ (data.lam * data.moments.gram_product(W @ A, data)) / data.lam
+    return W.T @ data.moments.gram_product(W @ A, data)
 
 
 def dense_score_directions(W_ridge, data, n_latent):

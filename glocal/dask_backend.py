@@ -4,10 +4,10 @@
 and their mask J (l x n) and the group ids (n,) share their chunks along the samples; a sum
 runs the solver's own function on every chunk (as a `GlocalData` of that chunk) and adds the
 small results up in a tree, a map concatenates the per-chunk columns of V or rows of P = X W
-and persists them beside X. Everything else of the
-solver (the pymanopt problems of U, W and Z, on k x k, l x k and d x k arrays) runs on the
-client unchanged. The rest of the module prepares a fit: checks of the Dask inputs in one
-pass and the groups (the user's, or k-means from dask-ml).
+and persists them beside X. Everything else of the solver (the block solvers of U, W and Z,
+on k x k, l x k and d x k arrays) runs on the client unchanged. The rest of the module
+prepares a fit: checks of the Dask inputs in one pass and the groups (the user's, or k-means
+from dask-ml).
 
 This module imports dask; `glocal` imports it only when given a Dask array.
 """

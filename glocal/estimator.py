@@ -48,7 +48,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     the weights c_ji (1, or per-label balanced) and ``lam_v`` (lam2 unless given). With a
     loss other than the squared one, or class weights, V has no closed form: with
     ``v_closed_form=True`` each of its columns is solved by Newton's method, else the whole
-    block by preconditioned trust regions like U and W. ``normalize_rows=True`` minimizes the
+    block by preconditioned trust regions like W; U is then solved by Newton's method on its
+    rows (unless an optimizer is named for it). ``normalize_rows=True`` minimizes the
     same objective with every column x_i of X replaced by x_i / ||x_i||.
 
     Parameters
@@ -98,14 +99,17 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         when it was reached before ``tol``.
     init_max_iter : int, default=30
         Maximum number of rounds of the basic-model initialisation (Eq. 1),
-        with the same warning.
+        with the same warning; 0 skips it (from ``fit(..., init=...)``, a solution of a
+        nearby model, Algorithm 1 then starts at once).
     tol : float, default=1e-4
-        Relative decrease of the objective below which a loop stops.
+        Relative decrease of the objective below which a loop stops (the basic-model
+        initialisation also waits for what its decreases leave to come to be that small).
     optimizer : {"auto", "trust_regions", "conjugate_gradient", "steepest_descent"} or dict, \
             default="auto"
         pymanopt optimizer of every block, or a dict from block name ("U", "V", "W", "Z")
         to optimizer name. ``"auto"`` takes the fastest measured per block: preconditioned
-        trust regions for U and W, conjugate gradients for Z. ``"steepest_descent"``
+        trust regions for U (Newton's method on its rows under a loss other than the
+        paper's) and W, conjugate gradients for Z. ``"steepest_descent"``
         (Armijo backtracking) with ``v_closed_form=False`` mirrors the paper's Manopt.
     v_closed_form : bool, default=True
         Solve the V block exactly, column by column, instead of by an optimizer on the
@@ -222,7 +226,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         "lam4": [Interval(Real, 0, None, closed="left")],
         "correlation": [StrOptions(set(CORRELATION_TERMS))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "init_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "init_max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "optimizer": [StrOptions({"auto", *OPTIMIZERS}), dict],
         "v_closed_form": ["boolean"],
@@ -318,7 +322,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
             at zero when only this one has it, and is dropped otherwise. The init's ``V_``
             is used when it has one column per sample of X, else V starts at W^T X. The
             basic-model initialisation (``init_max_iter`` rounds) and Algorithm 1 then run
-            from it as usual.
+            from it as usual; its cap is then no ConvergenceWarning (a few rounds from a
+            solution only re-balance the basic model, and Algorithm 1 goes on).
         cache : FitCache, default=None
             Work shared by fits on the same X: the k-means groups and the feature second
             moments X^T X (and X_m^T X_m per group), computed by the first fit that needs
@@ -340,18 +345,19 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         rows of small statistics (k x k, l x k, d x k, and X^T X and the groups' X_m^T X_m
         once, d x d) or a chunk-wise map (V, column by column, and P = X W), computed
         where the chunks are; V and P stay there, chunked like X, and each round of the
-        solver is a few passes over the chunks. The pymanopt problems of U, W and Z run
-        here, on small arrays. On data that fits in memory it gives the in-memory fit's
-        result up to rounding. It runs on the default Dask scheduler, or on a cluster once
-        a ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
-        remote scheduler (its workers need ``glocal`` installed). Every ``loss`` fits
-        this way (under one other than the paper's, V is solved by Newton's method column
-        by column and the U block's products are sums over the chunks), with
+        solver is a few passes over the chunks. The block solvers of U, W and Z run here,
+        on small arrays. On data that fits in memory it gives the in-memory fit's result up
+        to rounding. It runs on the default Dask scheduler, or on a cluster once a
+        ``dask.distributed.Client`` is made, e.g. ``Client("tcp://host:8786")`` for a
+        remote scheduler (its workers need ``glocal`` installed). Every ``loss`` fits this
+        way (under one other than the paper's, V is solved by Newton's method column by
+        column, and U by Newton's method on its rows from sums over the chunks), with
         ``class_weight=None`` and ``v_closed_form=True``. Up to 4000 features X^T X is kept
         in memory; with more, W's products go through X chunk by chunk (no d x d matrix).
-        ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before pickling the model, as
-        ``glocal fit`` does); X is not persisted (call ``X.persist()`` first when it fits in the
-        workers' memory: every pass then reads it instead of recomputing it).
+        ``V_`` and ``groups_`` are then Dask arrays (compute them, or drop them, before
+        pickling the model, as ``glocal fit`` does); X is not persisted (call
+        ``X.persist()`` first when it fits in the workers' memory: every pass then reads it
+        instead of recomputing it).
         """
         self._validate_params()
         _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
@@ -381,7 +387,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                 callback=_all_of(callbacks), initial_point=initial_point)
         if progress is not None:
             progress.finish()
-        _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol)
+        _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol,
+                               warm=init is not None)
         warn_if_scores_vanish(result.U, result.V, f"lam2={self.lam2:g}")
 
         self.U_, self.V_, self.Z_ = result.U, result.V, result.Z
@@ -486,7 +493,6 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return _linear_scores(self._normalized(self._check_fitted_features(X)), self.W_,
                               self.U_, self.intercept_)
 
-
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
         """Label probabilities 1 / (1 + exp(-score)), shape (n_samples, n_labels).
@@ -494,10 +500,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Only with ``loss="logistic"``, whose fit makes the scores log-odds of the observed
         entries (shrunk by the model's penalties; how well they are calibrated on held-out
         rows has not been measured). The squared and squared-hinge losses fit margins, not
-        probabilities: their
-        scores rank labels and their sign (or `glocal.GLOCALCV`'s tuned thresholds) predicts
-        them, but no transform of them is a probability without a calibration on held-out
-        rows.
+        probabilities: their scores rank labels and their sign (or `glocal.GLOCALCV`'s tuned
+        thresholds) predicts them, but no transform of them is a probability without a
+        calibration on held-out rows.
         """
         return expit(self.decision_function(X))
 
@@ -518,12 +523,15 @@ def _linear_scores(X, W, U, intercept):
     return np.asarray(X @ W) @ U.T + intercept
 
 
-def _warn_unless_converged(result, init_max_iter, max_iter, tol):
-    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``."""
-    for converged, loop, cap, name in [
-            (result.init_converged, "basic-model initialisation", init_max_iter,
-             "init_max_iter"),
-            (result.converged, "main loop", max_iter, "max_iter")]:
+def _warn_unless_converged(result, init_max_iter, max_iter, tol, warm=False):
+    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``; for
+    the basic-model initialisation only from the model's own start (from a given solution,
+    ``warm``, a round or two re-balance the basic model before Algorithm 1 goes on)."""
+    loops = [(result.converged, "main loop", max_iter, "max_iter")]
+    if not warm:
+        loops.insert(0, (result.init_converged, "basic-model initialisation", init_max_iter,
+                         "init_max_iter"))
+    for converged, loop, cap, name in loops:
         if not converged:
             _validation.warn_once(f"GLOCAL's {loop} stopped at {name}={cap} before its "
                                   f"relative decrease fell below tol={tol}; increase {name} "

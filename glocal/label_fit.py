@@ -96,6 +96,12 @@ class Squares(LabelFit):
     """The paper's term, every entry observed, dense Y."""
 
     quadratic = True
+    loss = "squared"
+
+    def entry_weights(self, part):
+        """c_ji of Eq. L of `glocal.losses` (the paper's term is Eq. L with the squared
+        loss): the scalar 1, every entry observed."""
+        return 1.0
 
     def residual(self, U, V, part):
         """J o (U V - Y): the residual on the observed entries."""
@@ -173,6 +179,9 @@ class _PerColumnClosedForm:
 
 class MaskedSquares(_PerColumnClosedForm, Squares):
     """The paper's term with missing entries, dense Y and J."""
+
+    def entry_weights(self, part):
+        return part.J
 
     def residual(self, U, V, part):
         residual = super().residual(U, V, part)

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, check_cv
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names
 from ._fitted import Array, Data, Integer, Model, Number
-from ._progress import fit_progress, progress_bar
+from ._progress import counted, fit_progress, progress_bar, settings_text
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision, observed_average_precision_scorer
 from .thresholds import f1_thresholds, mean_thresholds
@@ -39,14 +39,10 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # outer iterations at the settings CV chose on a 60/40 split (rho = 0.3, 0.7, 1), hence
 # init_max_iter = 300 and max_iter = 200; every other shared set stops far below both. Birds
 # stays the hard case: at lam2 = 4 and rho = 0.3 its main loop still lowered the objective
-# by 6e-5 of its value per iteration after 200, V and W trading small decreases.
-#
-# v_closed_form=False: V by preconditioned trust regions on the whole block, stopped at the
-# block tolerance, instead of Newton's method on every column run to rounding: faster in the
-# refit for the same model (benchmarks/bench_recommended.py --levers, in the Performance
-# study).
+# by 6e-5 of its value per iteration after 200, V and W trading small decreases. V and U are
+# solved by Newton's method (`glocal.newton`), as GLOCAL does under this loss.
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
-                            "max_iter": 200, "init_max_iter": 300, "v_closed_form": False}
+                            "max_iter": 200, "init_max_iter": 300}
 MAX_DEFAULT_LATENT = 100
 
 # The default search: lam2 over 16, 4, 2, 1 (walked from strong to weak regularization) on
@@ -89,7 +85,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     least as well as tuned BR on 4 of the paper's 8 datasets only): GLOCAL with the squared hinge
     loss, a bias per label, no shrinkage of V and n_latent = min(n_labels, 100) (set in
     ``fit`` from Y), i.e. ``GLOCAL(loss="squared_hinge", fit_intercept=True, lam_v=0,
-    n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300, v_closed_form=False)``,
+    n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300)``,
     with lam2 in {16, 4, 2, 1} and ``normalize_rows`` in {False, True} chosen by 3-fold
     cross-validation (`DEFAULT_PARAM_GRID`). The grid, the caps and the rule for n_latent
     were chosen on datasets other than the paper's eight (birds, cal500, emotions, genbase,
@@ -158,8 +154,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     estimator : GLOCAL, GLObal or loCAL instance, default=None
         The model whose settings are searched; its other parameters are kept. None means
         the recommended model above, ``GLOCAL(loss="squared_hinge", fit_intercept=True,
-        lam_v=0, n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300,
-        v_closed_form=False)``;
+        lam_v=0, n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300)``;
         pass ``GLOCAL()`` to tune the paper's.
     param_grid : dict or list of dict, default=None
         As for ``GridSearchCV``: parameter names of ``estimator`` to lists of values. None
@@ -322,9 +317,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             for run in runs:
                 fold_warnings.extend(run.pop())
             self._store_results(candidates, runs)
-            self._say(f"scored {_count(len(candidates), 'setting')} on "
-                      f"{_count(len(folds), 'fold')} in {time.perf_counter() - tic:.1f} s; "
-                      f"best {_settings(self.best_params_)} (mean CV score "
+            self._say(f"scored {counted(len(candidates), 'setting')} on "
+                      f"{counted(len(folds), 'fold')} in "
+                      f"{time.perf_counter() - tic:.1f} s; "
+                      f"best {settings_text(self.best_params_)} (mean CV score "
                       f"{self.best_score_:.4f})")
             if self.refit:
                 self._refit(base, given, Y, groups)
@@ -378,7 +374,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             finally:
                 progress.finish()
         self.refit_time_ = time.perf_counter() - tic
-        self._say(f"refitted {_settings(self.best_params_)} on all {Y.shape[0]} rows in "
+        self._say(f"refitted {settings_text(self.best_params_)} on all {Y.shape[0]} rows in "
                   f"{self.refit_time_:.1f} s ({best.n_init_iter_} + {best.n_iter_} "
                   "iterations)")
 
@@ -407,10 +403,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         return grid
 
     def _folds(self, X):
-        cv = self.cv
-        if isinstance(cv, Integral):
-            cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
-        return _validation.check_folds(list(check_cv(cv).split(X)), X.shape[0])
+        return _validation.cv_folds(self.cv, X, self.random_state)
 
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates
@@ -467,15 +460,6 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         return self.best_estimator_.predict_proba(X)
 
 
-def _count(n, noun):
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _settings(params):
-    """``lam2=4, normalize_rows=True`` from a dict of values."""
-    return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))
-
-
 def _check_folds_can_be_scored(Y, folds):
     """The default scorer ranks the rows with an observed positive: every validation fold
     needs one (else a fold's score is undefined)."""
@@ -488,21 +472,21 @@ def _check_folds_can_be_scored(Y, folds):
             n = int(has_positive.sum())
             raise ValueError(f"validation fold {i + 1} of {len(folds)} has no row with an "
                              "observed positive label, so its average precision is "
-                             f"undefined (Y has {n} such row{'' if n == 1 else 's'}); use "
+                             f"undefined (Y has {counted(n, 'such row')}); use "
                              "fewer folds (cv)")
 
 
 def _plan(candidates, path_param):
-    """The order of one fold's fits and where each starts: (candidate, source, sibling).
+    """The order of one fold's fits and where each starts: (candidate, source).
 
     ``source`` is the index of an earlier candidate whose solution starts the fit, or None
     for GLOCAL's own initial point. Candidates equal but for ``path_param`` and
     ``fit_intercept`` form a path walked in decreasing ``path_param``: at each value the
     first candidate (in grid order) starts from the first one at the previous value, the
-    others (``sibling`` True) from it, the same model with or without a bias.
+    others from it, the same model with or without a bias.
     """
     if path_param is None:
-        return [(i, None, False) for i in range(len(candidates))]
+        return [(i, None) for i in range(len(candidates))]
     paths = {}
     for i, params in enumerate(candidates):
         rest = tuple(sorted((name, repr(value)) for name, value in params.items()
@@ -516,16 +500,18 @@ def _plan(candidates, path_param):
         previous = None
         for value in sorted(steps, reverse=True):
             first, *siblings = steps[value]
-            plan.append((first, previous, False))
-            plan.extend((i, first, True) for i in siblings)
+            plan.append((first, previous))
+            plan.extend((i, first) for i in siblings)
             previous = first
     return plan
 
 
-def _path_model(base, params, path_tol, sibling):
+def _path_model(base, params, path_tol, warm):
     """The estimator of one fit along a path: ``params`` set, stopped at ``path_tol`` with
-    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one initialisation round for a
-    sibling (it starts at a solution of Algorithm 1 for nearly the same model)."""
+    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one round of the basic-model
+    initialisation when it starts warm, at a solution of Algorithm 1 for a nearby model (the
+    previous value of the path, or the same model without its bias): it takes the largest
+    part of the change of lam2 in a round cheaper than Algorithm 1's."""
     model = clone(base).set_params(**params)
     if path_tol is None:
         return model
@@ -535,7 +521,7 @@ def _path_model(base, params, path_tol, sibling):
     options["block_max_iter"] = min(options.get("block_max_iter", cap), cap)
     options["block_rtol"] = max(options.get("block_rtol", rtol), rtol)
     model.set_params(tol=path_tol, solver_options=options)
-    if sibling:
+    if warm:
         model.set_params(init_max_iter=1)
     return model
 
@@ -552,10 +538,10 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
     solutions = {}  # candidate -> its fitted model, for the fits that start from it
-    sources = {source for _, source, _ in plan}
-    for i, source, sibling in plan:
+    sources = {source for _, source in plan}
+    for i, source in plan:
         tic = time.perf_counter()
-        model = _path_model(base, candidates[i], path_tol, sibling)
+        model = _path_model(base, candidates[i], path_tol, source is not None)
         model.fit(X_train, Y_train, None if groups is None else groups[train],
                   init=solutions.get(source), cache=cache)
         if i in sources:

@@ -37,7 +37,7 @@ map of the columns of V and the rows of P, run by the fit's backend (``GlocalDat
 see `glocal.backends`): once on the whole data in memory, chunk by chunk on Dask.
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -132,13 +132,6 @@ class GlocalData:
     def v_weight(self):
         """The weight of ||V||^2: lam2 in the paper, ``lam_v`` when given."""
         return self.lam2 if self.lam_v is None else self.lam_v
-
-    def columns(self, cols):
-        """The labels, mask and weights of the samples ``cols`` (not X), in memory."""
-        def take(A):
-            return None if A is None else A[:, cols]
-        return replace(self, X=None, Y=take(self.Y), J=take(self.J), weights=take(self.weights),
-                       group_index=None, samples=IN_MEMORY)
 
 
 def basic_objective(U, V, W, data, P=None):

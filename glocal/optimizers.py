@@ -1,6 +1,7 @@
 """The optimizers of the blocks: pymanopt's by name, conjugate gradients on a linear system,
-Newton's method on the columns of V, Anderson mixing, the rescaling step; and `BlockSolver`,
-how one block is solved, bound once per fit by `glocal.plan.resolve_block_solvers`.
+Anderson mixing, the rescaling step; and `BlockSolver`, how one block is solved, bound once per
+fit by `glocal.plan.resolve_block_solvers`. Newton's method on the V and U blocks under the
+opt-in losses is `glocal.newton`.
 """
 
 from dataclasses import dataclass
@@ -10,7 +11,6 @@ import scipy.linalg
 from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
 from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
-from . import objective as obj
 from .problems import block_problem
 
 OPTIMIZERS = ("trust_regions", "conjugate_gradient", "steepest_descent")
@@ -167,70 +167,6 @@ class BlockSolvers(dict):
     def solve(self, name, block, start):
         """Minimize a `glocal.correlation.Block` from ``start`` with ``name``'s solver."""
         return self[name](block_problem(block), start)
-
-
-# --- Newton's method on the columns of V (Eq. 6) --------------------------------------------
-
-def newton_v(U, P, V, data, chunk=4096, max_iter=50):
-    """Eq. (6) under a label term that is not quadratic, solved column by column by Newton's
-    method with backtracking, from V.
-
-    The block separates over the columns: v_i minimizes
-    sum_j c_ji ell(y_ji, u_j^T v_i) + lam ||v_i - p_i||^2 + lam_v ||v_i||^2, strongly convex
-    (lam > 0), whose Hessian is the k x k block of `glocal.objective.v_column_hessians` (for
-    the squared hinge the generalized Hessian: the steps end once the active entries
-    settle). Every column iterates on its own until its Newton decrement vanishes to
-    rounding, so the solution does not depend on how the columns are chunked: a fit through
-    a backend reproduces the in-memory one. Columns go ``chunk`` at a time (n x k x k
-    blocks).
-    """
-    def columns(part, V, P):
-        V = np.array(V, dtype=float)
-        for start in range(0, V.shape[1], chunk):
-            cols = slice(start, start + chunk)
-            columns = part if chunk >= V.shape[1] else part.columns(cols)
-            V[:, cols] = _newton_columns(U, V[:, cols], P[cols].T, columns, max_iter)
-        return V
-    return data.samples.map(columns, data, V, P, sample_axis=1, width=U.shape[1], reads="Y")
-
-
-def _newton_columns(U, V, Pt, data, max_iter, max_halvings=40):
-    """`newton_v` on a few columns (k x m), each column stopping on its own."""
-    V = V.copy()
-    todo = np.arange(V.shape[1])
-    for _ in range(max_iter):
-        if not todo.size:
-            break
-        # Every column at the first iteration: no copy of the labels then.
-        part = data if todo.size == V.shape[1] else data.columns(todo)
-        Vs, Ps = V[:, todo], Pt[:, todo]
-        value, R, curvature = obj.v_column_costs(U, Vs, Ps, part)
-        grad = U.T @ R + data.lam * (Vs - Ps) + data.v_weight * Vs  # half the gradient
-        hessians = obj.v_column_hessians(U, Vs, part, curvature=curvature)
-        step = -np.linalg.solve(hessians, grad.T[..., None])[..., 0].T
-        slope = 2.0 * np.sum(grad * step, axis=0)  # the cost's derivative along the step
-        # Converged: the decrease Newton's model promises is rounding. Close to it a cost
-        # cannot tell a decrease from rounding, and Newton's full step is taken unchecked.
-        scale = np.maximum(value, 1.0)
-        moving = -slope > 1e-24 * scale
-        full = moving & (-slope <= 1e-12 * scale)
-        Vs[:, full] += step[:, full]
-        rate = np.ones(todo.size)
-        pending = np.flatnonzero(moving & ~full)
-        for _ in range(max_halvings):  # Armijo backtracking, column by column
-            if not pending.size:
-                break
-            trial = Vs[:, pending] + rate[pending] * step[:, pending]
-            trial_value = obj.v_column_costs(U, trial, Ps[:, pending],
-                                             part.columns(pending))[0]
-            accepted = trial_value <= value[pending] + 1e-4 * rate[pending] * slope[pending]
-            Vs[:, pending[accepted]] = trial[:, accepted]
-            pending = pending[~accepted]
-            rate[pending] /= 2.0
-        moving[pending] = False  # no decrease left above rounding
-        V[:, todo] = Vs
-        todo = todo[moving]
-    return V
 
 
 # --- Anderson mixing ----------------------------------------------------------------------

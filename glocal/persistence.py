@@ -233,8 +233,6 @@ def _check_declared_sizes(path):
     members the array their header declares."""
     import zipfile
 
-    import numpy as np
-
     check_declared_size(path.stat().st_size, path.stat().st_size, "the file")
     with zipfile.ZipFile(path) as archive:
         members = archive.infolist()
@@ -248,11 +246,13 @@ def _check_declared_sizes(path):
                             "its members together")
         for member in members:
             if member.filename.endswith(".npy"):
-                _check_npy_header(archive, member, np)
+                _check_npy_header(archive, member)
 
 
-def _check_npy_header(archive, member, np):
+def _check_npy_header(archive, member):
     """A ``.npy`` member whose header declares exactly the bytes it holds."""
+    import numpy as np
+
     with archive.open(member) as file:
         try:
             version = np.lib.format.read_magic(file)

@@ -102,7 +102,7 @@ def resolve_plan(data, n_latent, options, levers, correlation="laplacian"):
     on_moments = uses_moments(data, options, levers, correlation)
     rebalance = (data.v_weight == 0 if levers.rebalance == "auto" else bool(levers.rebalance))
     start, v_step = resolve_start(data, levers), resolve_v_step(data, options, on_moments)
-    u_step = resolve_u_step(data)
+    u_step = resolve_u_step(data, options)
     solvers = resolve_block_solvers(options, correlation.block_names)
     w_preconditioner = resolve_w_preconditioner(data, levers.max_dense_features)
     v_preconditioner = resolve_v_preconditioner(data, n_latent)
@@ -161,7 +161,9 @@ def resolve_correlation(data, levers, name="laplacian"):
     `glocal.laplacians.LabelLaplacians`, by default) with lam3, lam4, its blocks
     preconditioned when the weights are strong, lam3 + lam4 >= lam (``"auto"``): there
     conjugate gradients stall on the Z block; weaker weights, the defaults among them, keep
-    plain conjugate gradients."""
+    plain conjugate gradients. The preconditioner magnifies the steps along the block's flat
+    directions, and with them rounding: fits that differ only in rounding (in memory and on
+    Dask, dense and sparse labels) then end apart by more than 1e-8."""
     if name not in CORRELATION_TERMS:
         raise ValueError(f"unknown correlation {name!r}; expected one of "
                          f"{sorted(CORRELATION_TERMS)}")
@@ -197,10 +199,17 @@ def resolve_v_step(data, options, on_moments):
     return steps.v_closed_form if label.quadratic else steps.v_newton
 
 
-def resolve_u_step(data):
-    """The U algorithm: one pymanopt problem (`glocal.steps.u_by_problem`), whatever the
-    label fit."""
-    return steps.u_by_problem
+def resolve_u_step(data, options):
+    """The U algorithm: under the paper's loss, or an optimizer named for U, its pymanopt
+    problem (`glocal.steps.u_by_problem`; the paper's term makes it a quadratic that
+    preconditioned trust regions solve in a step or two); under another loss, Newton's
+    method on the rows (`glocal.steps.u_by_newton`), whose Hessian blocks come from the
+    entries of nonzero curvature only."""
+    named = options.optimizer != "auto" and (not isinstance(options.optimizer, dict)
+                                             or "U" in options.optimizer)
+    if data.label.quadratic or named:
+        return steps.u_by_problem
+    return steps.u_by_newton
 
 
 def resolve_v_preconditioner(data, n_latent, max_block_entries=2**24):
@@ -238,7 +247,7 @@ def resolve_block_solvers(options, correlation_blocks):
         if name in named:
             solvers[name] = BlockSolver(named[name], *common)
         elif name == "W":
-            solvers[name] = LinearSystemSolver("trust_regions", *common)
+            solvers[name] = LinearSystemSolver(AUTO_OPTIMIZERS[name], *common)
         elif name in AUTO_OPTIMIZERS:
             solvers[name] = BlockSolver(AUTO_OPTIMIZERS[name], *common)
         else:

@@ -11,6 +11,7 @@ import scipy.linalg
 from . import objective as obj
 from ._linalg import cho_factor_psd
 from .label_fit import apply_row_blocks
+from .second_moments import dense
 
 __all__ = ["DenseW", "DualW", "DiagonalW"]
 
@@ -192,9 +193,7 @@ class DualW:
 
     def __init__(self, X, lam, lam2):
         self._X, self._lam, self._lam2 = X, lam, lam2
-        gram = X @ X.T
-        gram = gram.toarray() if hasattr(gram, "toarray") else np.asarray(gram)
-        self._dual = cho_factor_psd(lam * gram + lam2 * np.eye(X.shape[0]))
+        self._dual = cho_factor_psd(lam * dense(X @ X.T) + lam2 * np.eye(X.shape[0]))
 
     def __call__(self, point, vector):
         inner = scipy.linalg.cho_solve(self._dual, np.asarray(self._X @ vector),

@@ -95,8 +95,10 @@ def glocal_fit(data, n_latent, *, max_iter=30, init_max_iter=30, tol=1e-4, optio
     init_max_iter : int
         Maximum number of rounds of the basic-model initialisation.
     tol : float
-        Both loops stop when one round lowers their objective by less than ``tol`` times
-        its value.
+        Algorithm 1 stops when an outer iteration lowers Eq. (4) by at most ``tol`` times
+        its value; the basic-model initialisation when its last rounds' decreases, and what
+        their geometric decay leaves to come (`glocal.steps.tail_converged`), are that
+        small.
     options : SolverOptions, optional
     levers : glocal.plan.Levers, optional
         Switches that only benchmarks flip.

@@ -3,8 +3,8 @@
 rescaling step, the basic-model initialisation and its starts.
 
 A new V (or U) algorithm is one function here with the signature of the others and one line
-in `glocal.plan.resolve_v_step` (`glocal.plan.resolve_u_step`). Every step takes the `Plan` first and returns the new point
-and the decrease of the objective.
+in `glocal.plan.resolve_v_step` (`glocal.plan.resolve_u_step`). Every step takes the `Plan`
+first and returns the new point and the decrease of the objective.
 """
 
 from dataclasses import dataclass, replace
@@ -13,7 +13,7 @@ import numpy as np
 
 from . import coupling
 from . import objective as obj
-from . import optimizers, problems
+from . import newton, optimizers, problems
 from ._cache import LastPoint
 from .label_fit import feature_label_product
 from .second_moments import implicit_v, implicit_v_closed_form, moment_group_grams
@@ -193,9 +193,9 @@ def v_closed_form(plan, U, W, V, track):
 
 def v_newton(plan, U, W, V, track):
     """Newton's method on every column, for a label term that is not quadratic
-    (`glocal.optimizers.newton_v`)."""
+    (`glocal.newton.v_block`)."""
     labels, P = plan.space.labels, plan.space.scores(W)
-    new = optimizers.newton_v(U, P, V, labels)
+    new = newton.v_block(U, P, V, labels)
     return new, (obj.v_cost_difference(V, new, U, P, labels) if track else 0.0)
 
 
@@ -222,6 +222,14 @@ def u_by_problem(plan, V, U, sides=()):
     return plan.solvers["U"](problem, U)
 
 
+def u_by_newton(plan, V, U, sides=()):
+    """U by Newton's method (`glocal.newton.u_newton`), for a label term that is not
+    quadratic, from U, stopped as the U block's solver is (iterations, gradient norm)."""
+    solver = plan.solvers["U"]
+    return newton.u_newton(U, newton.LabelSums(V, plan.space.labels), plan.data.lam2, sides,
+                           solver.max_iterations, solver.rtol)
+
+
 def w_by_problem(plan, V, W, side=None):
     """W by its pymanopt problem or its linear system (`glocal.problems.w_problem`), from W;
     ``side`` is the correlation terms' W side (None in the basic model)."""
@@ -241,7 +249,7 @@ def initialise(plan, U, V, W, max_iter, tol, callback):
     """
     rounds = plan.rounds
     history = [plan.space.basic_objective(U, V, W)]
-    done = False
+    done = max_iter == 0
     n_rounds = 0
     V, value = rounds.begin(plan, U, V, W, history[0])
     for n_rounds in range(1, max_iter + 1):
@@ -263,6 +271,20 @@ def converged(history, tol):
     return previous - current <= tol * max(abs(previous), np.finfo(float).tiny)
 
 
+def tail_converged(history, tol, span=1):
+    """Whether the decreases still to come are at most ``tol`` times the objective, read
+    from the last ones: while the decrease over ``span`` rounds shrinks geometrically, by a
+    ratio r from one span to the next, what is left is that decrease / (1 - r). Block
+    descent converges linearly, and with r near 1 its last decrease says little of what is
+    left. True until there are two spans to compare."""
+    if len(history) < 2 * span + 1:
+        return True
+    last = history[-1 - span] - history[-1]
+    before = history[-1 - 2 * span] - history[-1 - span]
+    remaining = last * before / (before - last) if before > last > 0 else last
+    return remaining <= tol * max(abs(history[-1 - span]), np.finfo(float).tiny)
+
+
 # The rounds: ``begin(plan, U, V, W, value)`` -> V and its basic objective before the first
 # round; ``round(plan, U, V, W, value)`` -> the next (U, V, W) and its basic objective;
 # ``converged(history, tol)``.
@@ -280,7 +302,7 @@ class PlainRounds:
         return U, V, W, plan.space.basic_objective(U, V, W)
 
     def converged(self, history, tol):
-        return converged(history, tol)
+        return converged(history, tol) and tail_converged(history, tol)
 
 
 class MixedRounds:
@@ -317,7 +339,10 @@ class MixedRounds:
         return U, V, W, plan.space.basic_objective(U, V, W)
 
     def converged(self, history, tol):
-        return converged(history, tol) and (len(history) < 3 or converged(history[:-1], tol))
+        # Mixed rounds decrease unevenly, alternating: two in a row below tol, and their
+        # tail read over pairs.
+        return (converged(history, tol) and (len(history) < 3 or converged(history[:-1], tol))
+                and tail_converged(history, tol, span=2))
 
 
 def _split(vector, shapes):

@@ -17,11 +17,10 @@ from numbers import Integral
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.model_selection import KFold, check_cv
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._base import MultiLabelMixin
@@ -190,10 +189,7 @@ class LabelThresholdsCV(MultiLabelMixin, MetaEstimatorMixin, BaseEstimator):
         self._validate_params()
         names = _validation.label_names_of(Y)
         Y_dense = _validation.dense_labels(Y).astype(float)
-        cv = self.cv
-        if isinstance(cv, Integral):
-            cv = KFold(n_splits=cv, shuffle=True, random_state=self.random_state)
-        folds = _validation.check_folds(list(check_cv(cv).split(X)), _num_samples(X))
+        folds = _validation.cv_folds(self.cv, X, self.random_state)
         # A fold's label warnings speak of its rows only: the fit on all rows says what
         # holds for the data.
         with _validation.warnings_once(names) as records:

@@ -11,9 +11,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_sklearn_compatibility import UNAVOIDABLE
 
 from glocal import GLOCAL, GLOCALCV, GLObal
+from glocal._progress import settings_text
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
-from glocal.model_selection import (_settings, DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
+from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
                                     PATH_SOLVER_OPTIONS, _path_model, _plan,
                                     select_hyperparameters)
 from glocal.protocol import CORRELATION_WEIGHTS, GLOCAL_ABLATION_GRID, sample_observed
@@ -121,7 +122,8 @@ def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
             if step:
                 assert no_bias["start"] is fits[step - 2]["model"]
         assert all(c["cache"] is fits[0]["cache"] for c in fits)  # one FitCache per fold
-        assert [c["init_max_iter"] for c in fits] == [30, 1] * 3  # siblings: one round
+        # Warm starts (every fit but the first): one initialisation round.
+        assert [c["init_max_iter"] for c in fits] == [30, 1, 1, 1, 1, 1]
     for call in calls[:-1]:  # path_tol and capped block optimizers along the paths
         assert call["tol"] == 1e-2
         assert call["solver_options"] == PATH_SOLVER_OPTIONS
@@ -134,21 +136,20 @@ def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
 def test_plan_of_paths():
     grid = list(ParameterGrid({"lam2": [1.0, 4.0], "n_latent": [2, 3]}))
     # [(1, 2), (1, 3), (4, 2), (4, 3)] as (lam2, n_latent): one path per n_latent
-    assert _plan(grid, "lam2") == [(2, None, False), (0, 2, False),
-                                   (3, None, False), (1, 3, False)]
-    assert _plan(grid, None) == [(i, None, False) for i in range(4)]
+    assert _plan(grid, "lam2") == [(2, None), (0, 2), (3, None), (1, 3)]
+    assert _plan(grid, None) == [(i, None) for i in range(4)]
     biased = [{"fit_intercept": True, "lam2": 1.0}, {"fit_intercept": False, "lam2": 1.0}]
-    assert _plan(biased, "lam2") == [(0, None, False), (1, 0, True)]  # grid order at a value
+    assert _plan(biased, "lam2") == [(0, None), (1, 0)]  # grid order at a value
 
 
 def test_path_options_keep_a_tighter_user_cap():
     base = GLOCAL(solver_options={"block_max_iter": 5, "block_rtol": 1e-3, "max_inner": 7})
-    model = _path_model(base, {"lam2": 1.0}, 1e-2, sibling=False)
+    model = _path_model(base, {"lam2": 1.0}, 1e-2, warm=False)
     assert model.solver_options == {"block_max_iter": 5, "block_rtol": 1e-2, "max_inner": 7}
     assert base.solver_options["block_rtol"] == 1e-3  # not mutated
-    loose = _path_model(GLOCAL(solver_options={"block_rtol": 0.1}), {}, 1e-2, sibling=False)
+    loose = _path_model(GLOCAL(solver_options={"block_rtol": 0.1}), {}, 1e-2, warm=False)
     assert loose.solver_options == {"block_max_iter": 20, "block_rtol": 0.1}
-    assert _path_model(base, {"lam2": 1.0}, None, sibling=True).get_params() == \
+    assert _path_model(base, {"lam2": 1.0}, None, warm=True).get_params() == \
         clone(base).set_params(lam2=1.0).get_params()
 
 
@@ -159,7 +160,7 @@ def test_fitted_attributes_refit_and_pickle(data, capsys):
     out = capsys.readouterr().out
     assert out.count("[GLOCALCV] fold") == 3 * 4
     assert "[GLOCALCV] scored 4 settings on 3 folds in " in out
-    assert f"[GLOCALCV] refitted {_settings(model.best_params_)} on all {X.shape[0]} rows" in out
+    assert f"[GLOCALCV] refitted {settings_text(model.best_params_)} on all {X.shape[0]} rows" in out
     results = model.cv_results_
     mean = np.mean([results[f"split{i}_test_score"] for i in range(3)], axis=0)
     np.testing.assert_allclose(results["mean_test_score"], mean)
@@ -406,3 +407,19 @@ def test_the_refitted_model_keeps_the_feature_names_of_a_frame():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         search.decision_function(X)
+
+
+def test_warm_path_fits_take_one_initialisation_round_without_warnings(data):
+    """A fit started from a nearby solution runs one round of the basic model, then
+    Algorithm 1; the round's cap is not a ConvergenceWarning (the main loop's would be)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, Y = data
+    cold = GLOCAL(n_latent=3, random_state=0, tol=1e-2).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        warm = GLOCAL(n_latent=3, lam2=1.0, random_state=0, tol=1e-2,
+                      init_max_iter=1).fit(X, Y, init=cold)
+    assert warm.n_init_iter_ == 1
+    with pytest.warns(ConvergenceWarning, match="basic-model initialisation"):
+        GLOCAL(n_latent=3, random_state=0, tol=0.0, init_max_iter=1, max_iter=1).fit(X, Y)

@@ -674,3 +674,20 @@ def test_moment_blocks_only_where_they_hold(multilabel_data):
     assert kind(replace(full, moments=THROUGH_SAMPLES)) is steps.SampleSpace
     few = replace(full, X=full.X[:20], Y=full.Y[:, :20])  # n 20 < 2 (d + l)
     assert kind(few) is steps.SampleSpace
+
+
+def test_tail_of_geometric_decreases():
+    """A loop whose decreases shrink by a ratio r is told apart by what they add up to,
+    decrease / (1 - r), not by the last one alone; over pairs for alternating decreases."""
+    from glocal.steps import converged, tail_converged
+
+    history = [100.0 + 1e-3 * 0.95 ** t for t in range(60)]  # decreases shrinking by 0.95
+    tol = 1e-7  # the last decrease (2.6e-8 of the value) is below tol, their sum (5e-7) not
+    assert converged(history, tol) and not tail_converged(history, tol)
+    assert tail_converged([100.0 + 1e-3 * 0.1 ** t for t in range(8)], tol)
+    alternating = [100.0]
+    for t in range(40):  # large and small decreases in turn, pairs shrinking by 0.9
+        alternating.append(alternating[-1] - 5e-5 * 0.9 ** (t // 2) * (1.0 if t % 2 else 0.1))
+    assert alternating[-3] - alternating[-1] < tol * alternating[-3]  # the last pair is small
+    assert not tail_converged(alternating, tol, span=2)
+    assert tail_converged(alternating[:3], tol, span=2)  # too short to read a ratio

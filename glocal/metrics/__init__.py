@@ -23,7 +23,7 @@ scikit-learn's ``coverage_error`` minus 1 and ``average_precision`` equals sciki
 ``label_ranking_average_precision_score`` on the rows where both are defined.
 
 The paper reports a single "Auc" column that tracks ``1 - Rkl`` closely, which points to the
-per-instance AUC; :data:`PAPER_NAMES` therefore maps "Auc" to ``instance_auc`` for now.
+per-instance AUC; :data:`PAPER_NAMES` therefore maps "Auc" to ``instance_auc``.
 
 Undefined cases are skipped, and the mean is taken over what remains:
 

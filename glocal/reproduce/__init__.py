@@ -23,14 +23,14 @@ observed fraction rho; for rho < 1 the training labels are masked by
 
 The methods (`METHODS`) are GLOCAL, its ablations GLObal and loCAL, and the paper's
 competitors of `glocal.baselines`, each with the cross-validation grid documented in
-`glocal.protocol`, and the recommended `glocal.GLOCALCV`, which tunes itself (its own
-3-fold search on each training set). For every method the prediction is its ``decision_function`` on the test
-rows, and the recovery its scores on the training rows: ``completed_scores_`` for MAXIDE
-(the completed label matrix; it equals MAXIDE's ``decision_function`` on the training rows,
-as MAXIDE is a linear model of X), ``decision_function(X_train)`` for the others. BR and
-MLLOC learn each label on the rows where it is observed; MBR and MMLLOC fill in the missing
-labels with MAXIDE first (with full labels they are BR and MLLOC). GLOCAL, GLObal and loCAL
-are tuned by `glocal.GLOCALCV` (warm-started paths), the others by
+`glocal.protocol`, and the recommended `glocal.GLOCALCV`, which tunes itself (its own 3-fold
+search on each training set). For every method the prediction is its ``decision_function``
+on the test rows, and the recovery its scores on the training rows: ``completed_scores_``
+for MAXIDE (the completed label matrix; it equals MAXIDE's ``decision_function`` on the
+training rows, as MAXIDE is a linear model of X), ``decision_function(X_train)`` for the
+others. BR and MLLOC learn each label on the rows where it is observed; MBR and MMLLOC fill
+in the missing labels with MAXIDE first (with full labels they are BR and MLLOC). GLOCAL,
+GLObal and loCAL are tuned by `glocal.GLOCALCV` (warm-started paths), the others by
 `glocal.model_selection.select_hyperparameters`, on the same folds with the same scorer.
 
 **Small clusters** (the paper's table of GLObal, loCAL and GLOCAL on the clusters holding

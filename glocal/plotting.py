@@ -252,8 +252,8 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
     fig.colorbar(image, ax=axes, shrink=0.8, label=(
         ("weight of row implies column" + (" (labels: P(column | row))" if len(sets) > 1
                                            else "")) if directed else "label correlation"))
-    fig.suptitle("Directed label correlations: global and per group" if directed
-                 else "Label correlations: global and per group")
+    fig.suptitle(("Directed label correlations" if directed else "Label correlations")
+                 + (": global and per group" if shown else ""))
     return _finish(fig, path, overwrite)
 
 

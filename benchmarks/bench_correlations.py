@@ -230,8 +230,8 @@ def read(paths):
 def report(args):
     cells = read(args.csv)
     variants = ["none"] + list(VARIANTS)
-    print("Test Ap, mean over splits; mark: paired t-test against none at 95% "
-          "(+ better, - worse)\n")
+    print("Test Ap, mean over splits (a variant not run on all of none's splits: over "
+          "its own); mark: paired t-test against none at 95% (+ better, - worse)\n")
     print("| dataset | rho | splits | " + " | ".join(variants) + " |")
     print("|---|---|---|" + "---|" * len(variants))
     for (name, rho), by_variant in sorted(cells.items()):
@@ -246,7 +246,8 @@ def report(args):
             a = [float(runs[s]["ap"]) for s in common]
             b = [float(none[s]["ap"]) for s in common]
             mark = {1: "+", -1: "-", 0: ""}[paired_ttest(a, b)] if variant != "none" else ""
-            cells_out.append(f"{np.mean(a):.4f}{mark}")
+            fewer = f" ({len(common)} splits)" if len(common) < len(none) else ""
+            cells_out.append(f"{np.mean(a):.4f}{mark}{fewer}")
         print(f"| {name} | {rho:g} | {len(none)} | " + " | ".join(cells_out) + " |")
 
 

@@ -18,11 +18,10 @@ from autograd import grad
 
 from glocal import objective as obj
 from glocal.correlation import Block, CorrelationTerm, FeatureSide
-from glocal.label_fit import u_statistics
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.solver import SolverOptions, glocal_fit
 from glocal.steps import SampleSpace
-from test_objective import close, hvp
+from test_objective import check_u_side, close, hvp
 
 
 class CenteredCorrelation(CorrelationTerm):
@@ -119,13 +118,7 @@ def test_value_and_label_side_follow_the_formula(case):
 
 
 def test_u_side_derivatives(case):
-    U, V, W, Z = case.point
-    stats = u_statistics(V, case.data)
-    sides = (case.term.u_side(Z, case.side),)
-    _, gradient = obj.u_cost_grad(U, stats, case.data.lam2, sides)
-    close(gradient, grad(case.full, 0)(U, V, W, Z))
-    D = case.rng.standard_normal(U.shape)
-    close(obj.u_hessp(D, stats, case.data.lam2, U, sides), hvp(case.full, 0, case.point, D))
+    check_u_side(case, case.term.u_side(case.point[3], case.side))
 
 
 def test_w_side_derivatives(case):

@@ -49,6 +49,22 @@ def hvp(f, argnum, args, direction):
     return grad(directional, argnum)(*args)
 
 
+def check_u_side(case, side):
+    """A correlation term's U side (``side``, at the state of ``case.point`` = (U, V, W,
+    state)) against autograd of ``case.full``: the U block's gradient and Hessian products,
+    and its cost equal to the objective up to terms without U."""
+    U, V, W, state = case.point
+    stats = u_statistics(V, case.data)
+    sides = (side,)
+    cost, gradient = obj.u_cost_grad(U, stats, case.data.lam2, sides)
+    close(gradient, grad(case.full, 0)(*case.point))
+    D = case.rng.standard_normal(U.shape)
+    close(obj.u_hessp(D, stats, case.data.lam2, U, sides), hvp(case.full, 0, case.point, D))
+    U2 = case.rng.standard_normal(U.shape)
+    cost2 = obj.u_cost_grad(U2, stats, case.data.lam2, sides)[0]
+    close(cost - cost2, case.full(U, V, W, state) - case.full(U2, V, W, state), 1e-9)
+
+
 @pytest.fixture(params=CASES, ids=[_case_id(c) for c in CASES])
 def case(request, make_problem, paper_objective):
     seed = CASES.index(request.param)

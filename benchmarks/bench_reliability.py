@@ -14,7 +14,6 @@ file.
 """
 
 import argparse
-import csv
 import io
 import os
 import re

@@ -11,7 +11,7 @@ from test_cli import _svmlight
 
 from glocal._io import atomic_output
 from glocal.cli import main
-from glocal.persistence import load_model, save_model
+from glocal.persistence import load_model
 
 _WRITERS, _ROUNDS = 4, 20
 

@@ -319,13 +319,17 @@ def agreement(args):
                     scopes += [(f"group {m + 1}", local, Y[model.groups_ == m])
                                for m, local in enumerate(model.local_correlations_)]
                     for scope, learned, labels in scopes:
-                        pairs, rank, same, saturated = _pairs(learned, _pearson(labels),
-                                                              directed)
-                        implied = np.nan
-                        if directed:
-                            target = _implication(labels)
-                            valid = ~np.eye(len(target), dtype=bool) & np.isfinite(target)
-                            implied = spearmanr(learned[valid], target[valid])[0]
+                        # A correlation left undefined (a group of one row, a constant
+                        # label) is NaN, and left out without a warning.
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            pairs, rank, same, saturated = _pairs(learned, _pearson(labels),
+                                                                  directed)
+                            implied = np.nan
+                            if directed:
+                                target = _implication(labels)
+                                valid = ~np.eye(len(target), dtype=bool) & np.isfinite(target)
+                                implied = spearmanr(learned[valid], target[valid])[0]
                         row = dict(dataset=name, correlation=correlation, weight=weight,
                                    scope=scope, pairs=pairs, spearman=f"{rank:.4f}",
                                    same_sign=f"{same:.4f}", saturated=f"{saturated:.4f}",

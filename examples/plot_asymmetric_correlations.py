@@ -75,6 +75,7 @@ fig = plot_correlations(symmetric, NAMES, labels=Y)
 save_figure(fig, OUT / "symmetric_correlations.png", overwrite=True)
 
 # %%
-# Whether either term helps prediction is another question, measured on real data in the
-# documentation's study of the correlation terms: there, tuned by cross-validation, no
-# correlation term (symmetric, centered or directed) beat the model without one.
+# Whether either term helps prediction is another question, measured on real data, each
+# term's weight tuned by cross-validation against the model without one, in the
+# documentation's study of the correlation terms ("Label correlations: what the terms
+# add").

@@ -195,14 +195,22 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     n_init_iter_ : int
         Basic-model initialisation rounds run.
     local_correlations_ : ndarray of shape (n_groups_, n_labels, n_labels)
-        Learned label correlations of each group, in [-1, 1]: 1 on the diagonal and
-        ``-<z_i, z_j>`` off it. Z_m Z_m^T plays the role of a normalized Laplacian
-        I - S_m, so a positive correlation S_m[i, j] is a negative Laplacian entry.
-        Computed from ``Z_`` when read (n_groups_ x n_labels^2 floats: not kept, nor made
-        by ``fit``, so a fit with many labels stays small).
+        Learned label correlations of each group, ``-<z_i, z_j>`` off the unit diagonal
+        (Z_m Z_m^T plays the role of a normalized Laplacian I - S_m). They estimate how the
+        model's scores of two labels go together on the group's samples, not the labels:
+        S_m[i, j] is drawn to +1 where the two labels' scores have a positive inner product
+        over the group (their covariance with ``correlation="centered"``), to -1 where it is
+        negative. Against the Pearson correlation of the training labels in the group (7
+        datasets, the default weights; the correlation study) their Spearman correlation
+        over label pairs averaged +0.26 (``"laplacian"``), +0.28 (``"centered"``); with
+        ``"asymmetric"``, the directed weights A_m (row implies column, in [0, 1]), graded
+        by how rarely the scores put the row's label above the column's, against
+        P(column relevant | row relevant): +0.39. Computed from ``Z_`` when read (not kept).
     global_correlation_ : ndarray of shape (n_labels, n_labels)
-        ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1; computed when
-        read, as ``local_correlations_``.
+        ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1, computed when read.
+        Against the labels' Pearson correlation: Spearman +0.30 (``"laplacian"``), +0.19
+        (``"centered"``), with the labels' sign on 53 % and 62 % of the pairs (chance: about
+        half); ``"asymmetric"`` against P(column relevant | row relevant): +0.41.
     fit_times_ : dict
         Seconds spent in ``"clustering"``, ``"init"`` (basic-model
         initialisation) and ``"main"`` (Algorithm 1).

@@ -1284,7 +1284,15 @@ def correlations(out):
 
     qualified = [v for v in CORRELATION_VARIANTS if _qualifies(paired_design[v])]
     held = [v for v in qualified if _qualifies(paired_paper[v])]
-    names = ", ".join(f"``{v}``" for v in qualified)
+
+    def counted(variant):
+        n, better, worse, mean = _verdicts(paired_design[variant])
+        wins = ", ".join(f"{d.capitalize()} at ρ = {_rho(r)} ({_signed(diff.mean())} over "
+                         f"{len(diff)} splits)" for (d, r), (diff, verdict, *_)
+                         in sorted(paired_design[variant].items()) if verdict == 1)
+        return (f"``{variant}`` (significantly better in {better} of {n} cells: {wins}; "
+                f"worse in {worse}; mean {_signed(mean)} over the cells)")
+    names = ", ".join(counted(v) for v in qualified)
     rule = ("(more cells significantly better than worse, and a positive mean "
             "difference)")
     lines += _title("Result", "-")

@@ -13,8 +13,11 @@ whose halved Hessian is a I + U_S^T diag(s) U_S, a = lam + lam_v, with s > 0 the
 curvature on the labels S of the column (for the squared hinge its active labels, a few of its
 observed ones). The Newton system is solved through the |S| x |S| matrix a diag(1/s) + G_SS,
 G = U U^T (Woodbury), where that is cheaper than the k x k system; columns go in buckets of
-similar |S|, so that one batched LAPACK call serves a bucket with little padding. Scores
-F = U V are carried along the steps (one product with U per step).
+similar |S|, so that one batched LAPACK call serves a bucket with little padding. Where most
+entries curve (most labels observed and inside the margin), the Hessians are one shared
+matrix plus the few entries whose curvature differs from their label's common one, and
+Woodbury on those entries leaves smaller systems still. Scores F = U V are carried along the
+steps (one product with U per step).
 
 The U block. Row j of U minimizes sum_i c_ji ell(y_ji, u . v_i) + lam2 ||u||^2, plus the
 correlation terms (quadratic forms in U, e.g. sum_m tr(Z_m^T U B_m U^T Z_m)) that couple the

@@ -13,8 +13,11 @@ whose halved Hessian is a I + U_S^T diag(s) U_S, a = lam + lam_v, with s > 0 the
 curvature on the labels S of the column (for the squared hinge its active labels, a few of its
 observed ones). The Newton system is solved through the |S| x |S| matrix a diag(1/s) + G_SS,
 G = U U^T (Woodbury), where that is cheaper than the k x k system; columns go in buckets of
-similar |S|, so that one batched LAPACK call serves a bucket with little padding. Scores
-F = U V are carried along the steps (one product with U per step).
+similar |S|, so that one batched LAPACK call serves a bucket with little padding. Where most
+entries curve (most labels observed and inside the margin), the Hessians are one shared
+matrix plus the few entries whose curvature differs from their label's common one, and
+Woodbury on those entries leaves smaller systems still. Scores F = U V are carried along the
+steps (one product with U per step).
 
 The U block. Row j of U minimizes sum_i c_ji ell(y_ji, u . v_i) + lam2 ||u||^2, plus the
 correlation terms (e.g. sum_m tr(Z_m^T U B_m U^T Z_m), or the implications' piecewise
@@ -104,7 +107,7 @@ def v_newton(U, Pt, Y, C, loss, lam, lam_v, V0=None, max_iter=50):
         h_minus_z = h
         if support.any():
             rhs = a * (Fs - QFs) + _product(gram, h)  # U grad
-            h_minus_z = h - _woodbury(gram, U, support, 0.5 * second, rhs, a)
+            h_minus_z = h - _woodbury(gram, U, support, 0.5 * second, rhs, a, grad)
         step = -E - _product(U.T, h_minus_z) / a
         D = -(Fs - QFs) - _product(gram, h_minus_z) / a  # U step
         slope = 2.0 * np.einsum("ki,ki->i", grad, step)  # the cost's derivative along the step
@@ -141,20 +144,23 @@ def _product(A, S, max_density=0.02):
     return np.asarray((scipy.sparse.csc_matrix(S).T @ A.T).T)
 
 
-def _woodbury(gram, U, support, s, UG, a):
+def _woodbury(gram, U, support, s, UG, a, G):
     """Z (l x n), nonzero on ``support`` only, with H_i^-1 g_i = (g_i - U^T z_i) / a for the
-    halved Hessians H_i = a I + U_S^T diag(s_i) U_S of the columns (S: the column's support).
+    halved Hessians H_i = a I + U_S^T diag(s_i) U_S of the columns (S: the column's support)
+    and their gradients g_i (the columns of G, k x n; UG = U G).
 
     z_i = K_i^-1 (U g_i)_S with K_i = a diag(1 / s_i) + G_SS; where |S| is large next to k the
     same z_i comes from the k x k system instead: z_i = diag(s) (r - U_S H_i^-1 U_S^T diag(s)
-    r) / a with r = (U g_i)_S.
+    r) / a with r = (U g_i)_S. Where a column's curvature differs from the labels' common one
+    on fewer labels than its support, `_by_deviation` solves it.
     """
     l, n = support.shape
     k = U.shape[1]
+    Z = np.zeros((l, n))
+    support = support & ~_by_deviation(U, support, s, G, a, Z)
     counts = support.sum(axis=0)
     labels = np.nonzero(support.T)[1]  # the supports, column after column
     starts = np.concatenate([[0], np.cumsum(counts)])
-    Z = np.zeros((l, n))
     for group in _buckets(counts):
         m = int(counts[group].max())
         for part in np.array_split(group, -(-group.size * m * max(m, k) // _BUCKET_ENTRIES)):
@@ -180,6 +186,60 @@ def _woodbury(gram, U, support, s, UG, a):
                 z = (Sr - weight * (UA @ w)[..., 0]) / a
             Z[index[valid], np.broadcast_to(columns, index.shape)[valid]] = z[valid]
     return Z
+
+
+def _by_deviation(U, support, s, G, a, Z):
+    """Solve, into Z, the columns whose curvature s_i differs from a common one, sigma, on
+    fewer labels D_i than their support S_i; return the mask of the columns solved.
+
+    With most entries active (most labels observed, scores within the margins), the halved
+    Hessians are H_i = P + U_D^T diag(delta_i) U_D about one shared P = a I + U^T diag(sigma) U,
+    delta_i = s_i - sigma on D_i, and Woodbury leaves |D_i| x |D_i| systems:
+    x_i = H_i^-1 g_i = P^-1 g_i - P^-1 U_D^T w_i, (diag(1 / delta_i) + B_DD) w_i = (U P^-1 g_i)_D,
+    B = U P^-1 U^T; then z_i = s_i * (U x_i). sigma is each label's median curvature over
+    (up to 1024 of) the columns where it is nonzero.
+    """
+    l, n = support.shape
+    solved = np.zeros(n, dtype=bool)
+    if 2 * np.count_nonzero(support) <= support.size:  # supports are the smaller sets
+        return solved
+    weights = np.where(support, s, 0.0)
+    sigma = np.zeros(l)  # a label off every support has no curvature to share
+    sample = slice(None, None, max(1, n // 1024))  # a median of 1024 columns does
+    some = support[:, sample].any(axis=1)
+    sigma[some] = np.nanmedian(np.where(support[some, sample], s[some, sample], np.nan),
+                               axis=1)
+    deviating = weights != sigma[:, None]
+    counts = deviating.sum(axis=0)
+    columns = np.flatnonzero(counts < support.sum(axis=0))
+    if not columns.size:
+        return solved
+    deviating, counts = deviating[:, columns], counts[columns]
+    P = U.T @ (sigma[:, None] * U)
+    P[np.diag_indices_from(P)] += a
+    solutions = np.linalg.solve(P, np.hstack([U.T, G[:, columns]]))
+    B, C = U @ solutions[:, :l], U @ solutions[:, l:]
+    labels = np.nonzero(deviating.T)[1]
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    W = np.zeros((l, columns.size))
+    for group in _buckets(counts):
+        m = int(counts[group].max())
+        for part in np.array_split(group, -(-group.size * m * m // _BUCKET_ENTRIES)):
+            position = np.arange(m)[None, :]
+            valid = position < counts[part][:, None]
+            index = labels[np.minimum(starts[part][:, None] + position, labels.size - 1)]
+            index = np.where(valid, index, 0)
+            at = np.broadcast_to(part[:, None], index.shape)
+            delta = weights[index, columns[at]] - sigma[index]
+            K = B[index[:, :, None], index[:, None, :]]
+            K *= valid[:, :, None] & valid[:, None, :]
+            K[:, position[0], position[0]] += np.where(valid, 1.0 / np.where(valid, delta, 1.0),
+                                                       1.0)
+            w = np.linalg.solve(K, np.where(valid, C[index, at], 0.0)[..., None])[..., 0]
+            W[index[valid], at[valid]] = w[valid]
+    Z[:, columns] = weights[:, columns] * (C - B @ W)
+    solved[columns] = True
+    return solved
 
 
 def _buckets(counts, growth=1.25):
@@ -224,10 +284,20 @@ class LabelSums:
                                                      label.loss, axis=1)
             k = V.shape[0]
             blocks = np.empty((U.shape[0], k, k))
-            for j, curvature in enumerate(second):
+            gram = None
+            for j, curvature in enumerate(0.5 * second):
                 support = np.flatnonzero(curvature)
+                if 2 * support.size > curvature.size:
+                    # Most entries curve: sigma V V^T plus the entries that differ from sigma.
+                    sigma = np.median(curvature[support])
+                    off = np.flatnonzero(curvature != sigma)
+                    if off.size < support.size:
+                        gram = V @ V.T if gram is None else gram
+                        Vd = V[:, off]
+                        blocks[j] = sigma * gram + (Vd * (curvature[off] - sigma)) @ Vd.T
+                        continue
                 Vs = V[:, support]
-                blocks[j] = (Vs * (0.5 * curvature[support])) @ Vs.T
+                blocks[j] = (Vs * curvature[support]) @ Vs.T
             return value, (0.5 * first) @ V.T, blocks
         return self.data.samples.sum(per_part, self.data, self.V, reads="Y")
 

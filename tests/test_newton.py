@@ -115,6 +115,40 @@ def test_label_sums_are_the_gradient_and_hessian_blocks(loss):
     np.testing.assert_allclose(along[1].sum(), term(U + 0.5 * step), rtol=1e-12)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_newton_systems_about_the_labels_common_curvature(weighted):
+    """With most entries active, the Newton systems are solved about each label's common
+    curvature (`newton._by_deviation`): the same z_i as each column's own dense system."""
+    rng = np.random.default_rng(8)
+    l, k, n, a = 9, 4, 80, 0.7
+    U = rng.standard_normal((l, k))
+    G = rng.standard_normal((k, n))
+    support = rng.random((l, n)) < 0.85
+    s = np.where(rng.random((l, n)) < 0.9, 1.5, rng.uniform(0.2, 3.0, (l, n))) if weighted \
+        else np.ones((l, n))
+    solved = newton._by_deviation(U, support, s, G, a, np.zeros((l, n)))
+    assert solved.mean() > 0.5  # the path under test solves most columns
+    Z = newton._woodbury(U @ U.T, U, support, s, U @ G, a, G)
+    for i in range(n):
+        H = a * np.eye(k) + U.T @ ((support[:, i] * s[:, i])[:, None] * U)
+        np.testing.assert_allclose((G[:, i] - U.T @ Z[:, i]) / a,
+                                   np.linalg.solve(H, G[:, i]), rtol=1e-10, atol=1e-12)
+        assert not np.any(Z[~support[:, i], i])
+
+
+def test_label_sums_hessian_blocks_when_most_entries_curve():
+    """Rows where most entries are active sum their Hessian blocks about a common curvature
+    (sigma V V^T plus the entries that differ): the same blocks as autograd's."""
+    U, V, _, Y, C = _problem(9, missing=0.1, weighted=False)
+    C[0, :5] = 3.0  # a few entries weighted otherwise
+    U = 0.05 * U  # scores within the margins: nearly every observed entry active
+    _, _, blocks = _sums(V, Y, C, "squared_hinge").terms(U)
+    for j in range(U.shape[0]):
+        row = lambda u, j=j: _label_term("squared_hinge", anp.concatenate(  # noqa: E731
+            [U[:j], u[None], U[j + 1:]]), V, Y, C)
+        np.testing.assert_allclose(2.0 * blocks[j], hessian(row)(U[j]), rtol=1e-9, atol=1e-12)
+
+
 def _u_cost(loss, V, Y, C, lam2, Z=None, B=None):
     def cost(U):
         value = _label_term(loss, U, V, Y, C) + lam2 * anp.sum(U ** 2)

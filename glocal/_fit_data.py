@@ -3,6 +3,7 @@ hyperparameters and (X, Y), in memory or on Dask, and the work fits on the same 
 (`FitCache`)."""
 
 import hashlib
+import sys
 import time
 from dataclasses import replace
 
@@ -69,6 +70,12 @@ class FitCache:
         return self._entries[key]
 
 
+def is_dask_array(X):
+    """Whether X is a Dask array (without importing dask: none exists before it is)."""
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(X, dask_array.Array)
+
+
 def glocal_data(X, Y, groups, model, options, rng, cache=None):
     """The solver's `GlocalData` of a fit of ``model`` (its hyperparameters only) on (X, Y).
 
@@ -79,7 +86,7 @@ def glocal_data(X, Y, groups, model, options, rng, cache=None):
     (a `FitCache`) shares the groups and moments between fits on the same X. Returns the
     data, the group id of every sample and the seconds spent finding the groups.
     """
-    if _validation.is_dask_array(X):
+    if is_dask_array(X):
         return _dask_data(X, Y, groups, model, options, rng)
     return _in_memory_data(X, Y, groups, model, options, rng, cache)
 

@@ -185,12 +185,6 @@ def from_signed_labels(Y):
 MAX_FEATURE_NORM = np.finfo(np.float64).max ** (1 / 6)  # 2.4e51
 
 
-def is_dask_array(X):
-    """Whether X is a Dask array (without importing dask: none exists before it is)."""
-    dask_array = sys.modules.get("dask.array")
-    return dask_array is not None and isinstance(X, dask_array.Array)
-
-
 def check_features(X, n_features=None, estimator="the model"):
     """Validate X (dense or sparse, finite, of a norm the solvers can square twice) and
     return it as float64, CSR when sparse."""

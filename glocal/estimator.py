@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
-from ._fit_data import FitCache, glocal_data, solver_options
+from ._fit_data import FitCache, glocal_data, is_dask_array, solver_options
 from ._fitted import Array, Boolean, Floats, Integer, Mapping, Number
 from ._progress import fit_progress
 from .losses import LOSSES
@@ -489,7 +489,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         For a Dask array X (chunked by rows) the scores are a lazy Dask array chunked like
         X, and so is `predict`'s result.
         """
-        if _validation.is_dask_array(X):  # lazily, block by block
+        if is_dask_array(X):  # lazily, block by block
             from .dask_backend import check_features
 
             check_is_fitted(self)

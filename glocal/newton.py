@@ -23,8 +23,9 @@ The U block. Row j of U minimizes sum_i c_ji ell(y_ji, u . v_i) + lam2 ||u||^2, 
 correlation terms (e.g. sum_m tr(Z_m^T U B_m U^T Z_m), or the implications' piecewise
 quadratic) that couple the rows. The Newton direction solves the row Hessians plus the
 correlation terms' by conjugate gradients preconditioned by a term's own preconditioner or by
-the inverse row Hessians (exact, one step, without correlation terms). The samples are read only through `LabelSums`, so the same iterations run in memory
-or over chunks of samples through a backend, one pass per statistic.
+the inverse row Hessians (exact, one step, without correlation terms). The samples are
+read only through `LabelSums`, so the same iterations run in memory or over chunks of
+samples through a backend, one pass per statistic.
 """
 
 import numpy as np
@@ -158,33 +159,20 @@ def _woodbury(gram, U, support, s, UG, a, G):
     k = U.shape[1]
     Z = np.zeros((l, n))
     support = support & ~_by_deviation(U, support, s, G, a, Z)
-    counts = support.sum(axis=0)
-    labels = np.nonzero(support.T)[1]  # the supports, column after column
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    for group in _buckets(counts):
-        m = int(counts[group].max())
-        for part in np.array_split(group, -(-group.size * m * max(m, k) // _BUCKET_ENTRIES)):
-            position = np.arange(m)[None, :]
-            valid = position < counts[part][:, None]
-            index = labels[np.minimum(starts[part][:, None] + position, labels.size - 1)]
-            index = np.where(valid, index, 0)
-            columns = part[:, None]
-            weight = np.where(valid, s[index, columns], 0.0)
-            rhs = np.where(valid, UG[index, columns], 0.0)
-            if m ** 3 <= 3 * m * k * k + k ** 3:  # the |S| x |S| system is the cheaper
-                K = gram[index[:, :, None], index[:, None, :]]
-                K *= valid[:, :, None] & valid[:, None, :]
-                K[:, position[0], position[0]] += np.where(valid, a / np.where(valid, weight, 1.0),
-                                                           1.0)
-                z = np.linalg.solve(K, rhs[..., None])[..., 0]
-            else:
-                UA = U[index] * valid[..., None]
-                H = np.swapaxes(UA * weight[..., None], 1, 2) @ UA
-                H[:, np.arange(k), np.arange(k)] += a
-                Sr = weight * rhs
-                w = np.linalg.solve(H, np.swapaxes(UA, 1, 2) @ Sr[..., None])
-                z = (Sr - weight * (UA @ w)[..., 0]) / a
-            Z[index[valid], np.broadcast_to(columns, index.shape)[valid]] = z[valid]
+    for part, index, valid in _padded_sets(support, lambda m: m * max(m, k)):
+        columns = part[:, None]
+        weight = np.where(valid, s[index, columns], 0.0)
+        rhs = np.where(valid, UG[index, columns], 0.0)
+        if index.shape[1] ** 3 <= 3 * index.shape[1] * k * k + k ** 3:  # |S| x |S| is cheaper
+            z = _padded_solve(gram, index, valid, a / np.where(valid, weight, 1.0), rhs)
+        else:
+            UA = U[index] * valid[..., None]
+            H = np.swapaxes(UA * weight[..., None], 1, 2) @ UA
+            H[:, np.arange(k), np.arange(k)] += a
+            Sr = weight * rhs
+            w = np.linalg.solve(H, np.swapaxes(UA, 1, 2) @ Sr[..., None])
+            z = (Sr - weight * (UA @ w)[..., 0]) / a
+        Z[index[valid], np.broadcast_to(columns, index.shape)[valid]] = z[valid]
     return Z
 
 
@@ -219,27 +207,42 @@ def _by_deviation(U, support, s, G, a, Z):
     P[np.diag_indices_from(P)] += a
     solutions = np.linalg.solve(P, np.hstack([U.T, G[:, columns]]))
     B, C = U @ solutions[:, :l], U @ solutions[:, l:]
-    labels = np.nonzero(deviating.T)[1]
-    starts = np.concatenate([[0], np.cumsum(counts)])
     W = np.zeros((l, columns.size))
-    for group in _buckets(counts):
-        m = int(counts[group].max())
-        for part in np.array_split(group, -(-group.size * m * m // _BUCKET_ENTRIES)):
-            position = np.arange(m)[None, :]
-            valid = position < counts[part][:, None]
-            index = labels[np.minimum(starts[part][:, None] + position, labels.size - 1)]
-            index = np.where(valid, index, 0)
-            at = np.broadcast_to(part[:, None], index.shape)
-            delta = weights[index, columns[at]] - sigma[index]
-            K = B[index[:, :, None], index[:, None, :]]
-            K *= valid[:, :, None] & valid[:, None, :]
-            K[:, position[0], position[0]] += np.where(valid, 1.0 / np.where(valid, delta, 1.0),
-                                                       1.0)
-            w = np.linalg.solve(K, np.where(valid, C[index, at], 0.0)[..., None])[..., 0]
-            W[index[valid], at[valid]] = w[valid]
+    for part, index, valid in _padded_sets(deviating, lambda m: m * m):
+        at = np.broadcast_to(part[:, None], index.shape)
+        delta = weights[index, columns[at]] - sigma[index]
+        w = _padded_solve(B, index, valid, 1.0 / np.where(valid, delta, 1.0), C[index, at])
+        W[index[valid], at[valid]] = w[valid]
     Z[:, columns] = weights[:, columns] * (C - B @ W)
     solved[columns] = True
     return solved
+
+
+def _padded_sets(mask, entries):
+    """The columns of ``mask`` with a nonempty set of labels (its True entries), in buckets
+    of similar set size, each yielded as (its columns, their labels padded to the bucket's
+    largest set, which of those are real); a bucket holds at most `_BUCKET_ENTRIES` system
+    entries, ``entries(m)`` per column of set size m."""
+    counts = mask.sum(axis=0)
+    labels = np.nonzero(mask.T)[1]  # the sets, column after column
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    for group in _buckets(counts):
+        m = int(counts[group].max())
+        for part in np.array_split(group, -(-group.size * entries(m) // _BUCKET_ENTRIES)):
+            position = np.arange(m)[None, :]
+            valid = position < counts[part][:, None]
+            index = labels[np.minimum(starts[part][:, None] + position, labels.size - 1)]
+            yield part, np.where(valid, index, 0), valid
+
+
+def _padded_solve(M, index, valid, diagonal, rhs):
+    """Per column, the solution of (M_SS + diag(diagonal)) z = rhs on its set S (``index``
+    where ``valid``); padded rows and columns are the identity's, their z 0."""
+    K = M[index[:, :, None], index[:, None, :]]
+    K *= valid[:, :, None] & valid[:, None, :]
+    position = np.arange(index.shape[1])
+    K[:, position, position] += np.where(valid, diagonal, 1.0)
+    return np.linalg.solve(K, np.where(valid, rhs, 0.0)[..., None])[..., 0]
 
 
 def _buckets(counts, growth=1.25):

@@ -8,9 +8,9 @@ persisted). The labels (0/1 bytes, no missing entries: l/(8d) of X's size) are p
 the workers, as are V and P = X W (k x n each, by the fit). The workers are separate
 processes with ``--memory-limit`` each and one thread (one BLAS thread).
 
-Prints the data size, the time of the input checks, group counts and basic-model initialisation, the median
-time of an outer iteration of Algorithm 1, and the peak resident memory of
-each worker (sampled every ``--sample-every`` seconds), and, as an anchor measured in the
+Prints the data size, the time of the input checks, group counts and basic-model
+initialisation, the median time of an outer iteration of Algorithm 1, and the peak resident
+memory of each worker (sampled every ``--sample-every`` seconds), and, as an anchor measured in the
 same process, the in-memory fit of the first ``--anchor-rows`` rows per outer iteration.
 
     python benchmarks/bench_dask_scale.py [--n 1e7] [--d 100] [--l 20] [--n-latent 10]
@@ -21,8 +21,10 @@ same process, the in-memory fit of the first ``--anchor-rows`` rows per outer it
 
 ``--against-paper`` then fits the paper's loss on the same cluster, on the samples (with
 every label observed it could run on second moments, without a pass per iteration), and
-prints the ratio of the times per outer iteration; ``--agreement-rows N`` fits the first N rows in memory and on
-the cluster and prints how far apart the two fits are.
+prints the ratio of the times per outer iteration. ``--agreement-rows N`` fits the first N
+rows in memory and on the cluster and prints how far apart the two fits are, next to how far
+apart two fits in memory are when the rows come in another order (the same problem, its
+sums rounded otherwise), with the model's correlation terms and without them.
 
 ``--loss squared_hinge --fit-intercept --lam-v 0`` fits the recommended estimator: V is
 then solved by Newton's method chunk by chunk (one pass), and every Newton step of the U block
@@ -128,22 +130,37 @@ def fit_timed(model, X, Y, groups, quiet=False):
     return time.perf_counter() - tic, stamps
 
 
-def agreement(params, X, Y, groups, rows):
-    """The same fit on the first ``rows`` rows in memory and on the cluster: the largest
-    relative difference of their objective histories and of their scores."""
-    X, Y, groups = X[:rows], Y[:rows], groups[:rows]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # the caps are deliberate
-        with threadpool_limits(1):
-            in_memory = GLOCAL(**params).fit(X.compute(), Y.compute(),
-                                             groups=groups.compute())
-        on_dask = GLOCAL(**params).fit(X, Y, groups=groups)
+def _apart(first, second, sample):
+    """The largest relative difference of two fits' objective histories and of their scores
+    on ``sample``."""
     histories = [np.array(model.init_objective_history_ + model.objective_history_)
-                 for model in (in_memory, on_dask)]
-    sample = X[:10_000].compute()
-    scores = [model.decision_function(sample) for model in (in_memory, on_dask)]
+                 for model in (first, second)]
+    scores = [np.asarray(model.decision_function(sample)) for model in (first, second)]
     return (np.max(np.abs(histories[1] - histories[0]) / np.abs(histories[0])),
             np.max(np.abs(scores[1] - scores[0])) / np.max(np.abs(scores[0])))
+
+
+def agreement(params, X, Y, groups, rows):
+    """The same fit on the first ``rows`` rows in memory and on the cluster, and, as the
+    reference, in memory on the same rows in another order (the same problem, summed in
+    another order): how far apart each pair is, with the model's correlation terms and
+    without them (lam3 = lam4 = 0)."""
+    X, Y, groups = X[:rows], Y[:rows], groups[:rows]
+    X_mem, Y_mem, groups_mem = X.compute(), Y.compute(), groups.compute()
+    order = np.random.default_rng(0).permutation(rows)
+    sample = X_mem[:10_000]
+    apart = {}
+    for terms, extra in [("with", {}), ("without", dict(lam3=0.0, lam4=0.0))]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the caps are deliberate
+            with threadpool_limits(1):
+                in_memory = GLOCAL(**params, **extra).fit(X_mem, Y_mem, groups=groups_mem)
+                reordered = GLOCAL(**params, **extra).fit(X_mem[order], Y_mem[order],
+                                                          groups=groups_mem[order])
+            on_dask = GLOCAL(**params, **extra).fit(X, Y, groups=groups)
+        apart[terms] = (_apart(in_memory, on_dask, sample),
+                        _apart(in_memory, reordered, sample))
+    return apart
 
 
 def main():
@@ -210,7 +227,7 @@ def main():
                          solver_options={"_levers": {"use_moments": False}})
             paper_stamps = fit_timed(GLOCAL(**paper), X, Y, groups, quiet=True)[1]
         if args.agreement_rows:
-            objectives, scores = agreement(params, X, Y, groups, args.agreement_rows)
+            apart = agreement(params, X, Y, groups, args.agreement_rows)
     finally:
         client.close()
         if cluster is not None:
@@ -230,9 +247,12 @@ def main():
         print(f"the paper's loss on the same data, on the samples: {paper_iteration:.1f} s "
               f"per outer iteration (ratio {iteration / paper_iteration:.2f})")
     if args.agreement_rows:
-        print(f"the first {args.agreement_rows:.3g} rows in memory and on the cluster: "
-              f"objective histories within {objectives:.1e} (relative), scores within "
-              f"{scores:.1e} (relative to the largest)")
+        for terms, (dask_apart, reordered) in apart.items():
+            print(f"the first {args.agreement_rows:.3g} rows, {terms} the correlation terms: "
+                  f"in memory and on the cluster, objective histories within "
+                  f"{dask_apart[0]:.1e} (relative), scores within {dask_apart[1]:.1e} "
+                  f"(relative to the largest); in memory with the rows in another order, "
+                  f"{reordered[0]:.1e} and {reordered[1]:.1e}")
     peaks = ", ".join(f"{peak / 2**30:.2f}" for peak in sorted(memory.peak.values()))
     print(f"peak worker memory (GiB, resident): {peaks}; limit {args.memory_limit}; "
           f"X alone {X.nbytes / 2**30:.2f} GiB")

@@ -530,7 +530,7 @@ def test_appends_from_many_processes_at_once_keep_every_row(tmp_path):
     path = tmp_path / "results.csv"
     script = (
         "import sys\n"
-        "from glocal.reproduce.results import FIELDS, append_result, results_lock\n"
+        "from glocal.reproduce.results import FIELDS, ResultsFile, results_lock\n"
         "me = int(sys.argv[1])\n"
         "for i in range(25):\n"
         "    row = dict.fromkeys(FIELDS, float('nan'))\n"
@@ -538,7 +538,7 @@ def test_appends_from_many_processes_at_once_keep_every_row(tmp_path):
         "               method='BR', seed=0, quick=True, tune=False, drop_unlabeled=True,\n"
         "               small_clusters=False, n_train=6, n_test=4, params='{}')\n"
         "    with results_lock(sys.argv[2]):\n"
-        "        append_result(sys.argv[2], row)\n")
+        "        ResultsFile(sys.argv[2]).append(row)\n")
     runs = [_start("-c", script, str(me), str(path)) for me in range(3)]
     for run in runs:
         assert run.wait(timeout=300) == 0, run.stderr.read()

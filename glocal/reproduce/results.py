@@ -2,10 +2,10 @@
 
 ``results.csv`` holds one row per finished run (columns `FIELDS`). Reproductions writing
 into one output directory at once take turns through a lock file beside it
-(`results_lock`): each finished run is appended as one line (`append_result`), and a run
-another reproduction has recorded meanwhile is not appended twice. A line cut by a crash is
-found by `scan_results`; the file is then rewritten with its sound rows only, through a
-temporary file renamed over it.
+(`results_lock`): each finished run is appended as one line (`ResultsFile.append`), and a
+run another reproduction has recorded meanwhile is not appended twice. A line cut by a
+crash is found by `scan_results`; the file is then rewritten with its sound rows only,
+through a temporary file renamed over it.
 """
 
 import csv
@@ -335,18 +335,6 @@ class ResultsFile:
             os.fsync(file.fileno())
         self.refresh()
         return True
-
-
-def append_result(path, row):
-    """Append one run's row to the results file ``path``, holding `results_lock` (see
-    `ResultsFile.append`).
-
-    Returns
-    -------
-    appended : bool
-        False when the run was already recorded.
-    """
-    return ResultsFile(path).append(row)
 
 
 def _csv_lines(rows, header):

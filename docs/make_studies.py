@@ -1344,6 +1344,16 @@ def correlations(out):
                   if not any(d in ds for ds in measured.values()))
               + ") and the paper's 8 datasets (10 splits, ρ = 0.3 / 0.7 / 1) are not "
               "measured yet. The answer below holds for the design sets measured only.")
+    if paper:
+        missing = defaultdict(list)
+        for dataset in PAPER_DATASETS:
+            rhos = tuple(r for r in RHOS if (dataset, r) not in paper)
+            if rhos:
+                missing[rhos].append(dataset.capitalize())
+        if missing:
+            scope += " Not measured yet on the paper's 8: " + "; ".join(
+                f"{', '.join(datasets)} at ρ = {' / '.join(_rho(r) for r in rhos)}"
+                for rhos, datasets in missing.items()) + "."
     lines += [scope, ""]
     lines += [
         "**Protocol** (``benchmarks/bench_correlations.py``). The model is ``GLOCALCV()``'s "
@@ -1446,6 +1456,11 @@ def correlations(out):
         "of the global matrix / fraction of pairs of the same sign / mean Spearman of the "
         "groups' matrices.", ""]
     lines += _agreement_table(agreement)
+    shared = DESIGN_DATASETS + PAPER_DATASETS + ["bibtex", "delicious", "rcv1subset1"]
+    absent = [d.capitalize() for d in shared if d not in agreement_sets]
+    if absent:
+        lines += [f"Not measured yet: {', '.join(absent)}; a cell \"not run\" is a fit not "
+                  "made yet.", ""]
     lines += ["Means over the datasets (global matrix; Spearman, same sign, fraction of "
               "learned values beyond ±0.99; for the directed weights Spearman and same "
               "sign, then the Spearman with P(j relevant | i relevant)):", ""]

@@ -1163,6 +1163,7 @@ def _ablation_summary(cells, paired):
 
 def _ablation_cells(cells, paired, datasets):
     """Per (dataset, rho): none's Ap and every variant's difference, marked."""
+    variants = _variants_run(cells)
     table = []
     for dataset in datasets:
         for rho in RHOS:
@@ -1171,7 +1172,7 @@ def _ablation_cells(cells, paired, datasets):
             none = cells[(dataset, rho)]["none"]
             row = [dataset.capitalize(), _rho(rho), len(none),
                    f"{np.mean([float(r['ap']) for r in none.values()]):.4f}"]
-            for variant in _variants_run(cells):
+            for variant in variants:
                 if (dataset, rho) in paired[variant]:
                     diff, verdict, *_ = paired[variant][(dataset, rho)]
                     fewer = f" ({len(diff)} splits)" if len(diff) < len(none) else ""
@@ -1179,8 +1180,8 @@ def _ablation_cells(cells, paired, datasets):
                 else:
                     row.append("")
             table.append(row)
-    return _table(["dataset", "ρ", "splits", "none: Ap"] + [f"``{v}``" for v in
-                                                           _variants_run(cells)], table)
+    return _table(["dataset", "ρ", "splits", "none: Ap"] + [f"``{v}``" for v in variants],
+                  table)
 
 
 def _chosen_weights(cells):
@@ -1329,21 +1330,23 @@ def correlations(out):
         "significantly better at 95 %, red significantly worse.")
     scope = (f"**What was measured.** The ablation was run on the design sets "
              f"{_measured_text(measured)}")
-    skipped = [v for v in CORRELATION_VARIANTS if v not in _variants_run(paper)]
-    wins = sum(_verdicts(paired_design[v])[1] for v in skipped)
-    scope += (f"; and on the paper's 8 datasets {_measured_text(_measured(paper))}, every "
-              f"variant but {' and '.join(f'``{v}``' for v in skipped)} (significantly "
-              f"better than ``none`` in {wins} cells of the design sets, at "
-              + " and ".join(f"{_cpu(design, v) / _cpu(design, 'none'):.1f}" for v in skipped)
-              + " times its CPU time there)."
-              if paper and skipped else
-              f"; and on the paper's 8 datasets {_measured_text(_measured(paper))}."
-              if paper else
-              "; the other design sets (" + ", ".join(
-                  d.capitalize() for d in DESIGN_DATASETS
-                  if not any(d in ds for ds in measured.values()))
-              + ") and the paper's 8 datasets (10 splits, ρ = 0.3 / 0.7 / 1) are not "
-              "measured yet. The answer below holds for the design sets measured only.")
+    if paper:
+        scope += f"; and on the paper's 8 datasets {_measured_text(_measured(paper))}"
+        skipped = [v for v in CORRELATION_VARIANTS if v not in _variants_run(paper)]
+        if skipped:
+            wins = sum(_verdicts(paired_design[v])[1] for v in skipped)
+            times = " and ".join(f"{_cpu(design, v) / _cpu(design, 'none'):.1f}"
+                                 for v in skipped)
+            scope += (f", every variant but {' and '.join(f'``{v}``' for v in skipped)} "
+                      f"(significantly better than ``none`` in {wins} cells of the design "
+                      f"sets, at {times} times its CPU time there)")
+        scope += "."
+    else:
+        scope += ("; the other design sets (" + ", ".join(
+            d.capitalize() for d in DESIGN_DATASETS
+            if not any(d in ds for ds in measured.values()))
+            + ") and the paper's 8 datasets (10 splits, ρ = 0.3 / 0.7 / 1) are not "
+            "measured yet. The answer below holds for the design sets measured only.")
     if paper:
         missing = defaultdict(list)
         for dataset in PAPER_DATASETS:

@@ -1,4 +1,5 @@
-"""Factorizations that survive the rounding of badly scaled data."""
+"""Linear algebra the blocks share: factorizations that survive the rounding of badly scaled
+data, and preconditioned conjugate gradients."""
 
 import numpy as np
 import scipy.linalg
@@ -48,3 +49,35 @@ def cho_factor_psd(A, lower=False):
                      "second moments cannot be factored; a large common offset, such as "
                      "timestamps or raw identifiers, does this): centre or rescale X, e.g. "
                      "with sklearn.preprocessing.StandardScaler")
+
+
+def conjugate_gradients(apply, precondition, rhs, start, tolerance, max_iter):
+    """Preconditioned conjugate gradients on ``apply(x) = rhs`` from ``start``.
+
+    ``apply`` is a symmetric positive definite linear map on arrays of ``rhs``'s shape and
+    ``precondition`` an approximation of its inverse. Stops when the residual
+    ``rhs - apply(x)`` is at most ``tolerance`` in norm or after ``max_iter`` steps. For the
+    quadratic block ``x^T A x / 2 - rhs^T x``, every step lowers its value.
+
+    Returns
+    -------
+    x : ndarray
+    iterations : int
+    """
+    x = np.array(start, dtype=float)
+    residual = rhs - apply(x)
+    preconditioned = precondition(residual)
+    direction = preconditioned
+    product = np.vdot(residual, preconditioned)
+    iterations = 0
+    # product <= 0 only once the residual is zero to rounding.
+    while np.linalg.norm(residual) > tolerance and iterations < max_iter and product > 0:
+        image = apply(direction)
+        step = product / np.vdot(direction, image)
+        x = x + step * direction  # not in place: precondition may return its argument
+        residual = residual - step * image
+        preconditioned = precondition(residual)
+        product, previous = np.vdot(residual, preconditioned), product
+        direction = preconditioned + (product / previous) * direction
+        iterations += 1
+    return x, iterations

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse
 
 from . import losses
+from ._linalg import conjugate_gradients
 
 # Newton's decrement below this fraction of a column's cost is rounding: the column is solved.
 _SOLVED = 1e-24
@@ -352,7 +353,7 @@ def u_newton(U0, sums, lam2, sides=(), max_iter=100, rtol=1e-4, max_cg=50):
         inverse = np.linalg.inv(rows)
         step = -np.matmul(inverse, grad[..., None])[..., 0]
         if sides:
-            step = _preconditioned_cg(
+            step, _ = conjugate_gradients(
                 lambda D, U=U: (np.matmul(rows, D[..., None])[..., 0]
                                 + sum(side.hessp(U, D) for side in sides)),
                 _side_preconditioner(sides, rows, inverse, U), -grad, step, 1e-2 * norm,
@@ -432,22 +433,3 @@ def _backtrack_block(sums, sides, U, step, grad, value, cost, lam2):
                 if total <= cost + _ARMIJO * t * slope:
                     return np.full(U.shape[0], t), trial
     return np.zeros(U.shape[0]), value
-
-
-def _preconditioned_cg(apply, precondition, rhs, x, tolerance, max_iter):
-    """Conjugate gradients on apply(x) = rhs from x, preconditioned."""
-    residual = rhs - apply(x)
-    z = precondition(residual)
-    direction = z
-    product = np.sum(residual * z)
-    for _ in range(max_iter):
-        if np.linalg.norm(residual) <= tolerance or not product > 0:
-            break
-        image = apply(direction)
-        alpha = product / np.sum(direction * image)
-        x = x + alpha * direction
-        residual = residual - alpha * image
-        z = precondition(residual)
-        product, previous = np.sum(residual * z), product
-        direction = z + (product / previous) * direction
-    return x

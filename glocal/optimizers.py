@@ -11,6 +11,7 @@ import scipy.linalg
 from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
 from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
+from ._linalg import conjugate_gradients
 from .problems import block_problem
 
 OPTIMIZERS = ("trust_regions", "conjugate_gradient", "steepest_descent")
@@ -60,22 +61,9 @@ def solve_linear_system(problem, start, max_iterations, min_gradient_norm):
     by the trust radius); one unbroken CG run needs fewer products with A.
     """
     hessp, rhs, preconditioner = problem.linear_system
-    point = start.copy()
-    residual = rhs - hessp(point)  # minus the gradient (of the cost without its factor)
-    direction = preconditioner(point, residual)
-    product = np.vdot(residual, direction)
-    iterations = 0
-    # product <= 0 only once the residual is zero to rounding.
-    while (np.linalg.norm(residual) > min_gradient_norm and iterations < max_iterations
-           and product > 0):
-        image = hessp(direction)
-        step = product / np.vdot(direction, image)
-        point += step * direction
-        residual -= step * image
-        preconditioned = preconditioner(point, residual)
-        product, previous = np.vdot(residual, preconditioned), product
-        direction = preconditioned + (product / previous) * direction
-        iterations += 1
+    point, iterations = conjugate_gradients(
+        hessp, lambda residual: preconditioner(start, residual), rhs, start, min_gradient_norm,
+        max_iterations)
     return LinearSolveResult(point, problem.cost_and_gradient(point)[0], iterations)
 
 

@@ -220,3 +220,27 @@ def test_u_newton_solves_the_block_with_the_directed_term(loss):
     U, decrease = newton.u_newton(U0, sums, 0.7, (side,), max_iter=100, rtol=1e-10)
     assert np.linalg.norm(grad(cost)(U)) <= 1e-9 * np.linalg.norm(grad(cost)(U0))
     np.testing.assert_allclose(decrease, cost(U0) - cost(U), rtol=1e-9)
+
+
+@pytest.mark.parametrize("preconditioned", [False, True])
+def test_conjugate_gradients_solve_and_lower_the_quadratic_at_every_step(preconditioned):
+    # The CG shared by U's Newton steps with correlation terms and the W block's linear system.
+    from glocal._linalg import conjugate_gradients
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((12, 12))
+    A = G @ G.T + 0.1 * np.eye(12)
+    b = rng.standard_normal((3, 4))
+    apply = lambda X: (A @ X.ravel()).reshape(X.shape)  # noqa: E731
+    inverse_diagonal = 1.0 / np.diag(A).reshape(3, 4)
+    precondition = (lambda R: R * inverse_diagonal) if preconditioned else (lambda R: R)
+    values = []
+    for cap in range(13):
+        x, iterations = conjugate_gradients(apply, precondition, b, np.zeros((3, 4)), 0.0, cap)
+        assert iterations == cap
+        values.append(0.5 * np.vdot(x, apply(x)) - np.vdot(b, x))
+    assert np.all(np.diff(values) < 0)
+    x, iterations = conjugate_gradients(apply, precondition, b, np.zeros((3, 4)), 1e-10, 100)
+    assert np.linalg.norm(apply(x) - b) <= 1e-10
+    start = np.ones((3, 4))
+    conjugate_gradients(apply, precondition, b, start, 1e-10, 100)
+    assert np.all(start == 1.0)  # the start is not changed in place

@@ -18,6 +18,8 @@ G_j = sum_i J_ji v_i v_i^T (one shared V V^T when every label is observed), t_j 
 (Y is 0 on missing entries); another loss is evaluated at F = U V (`ULossTerm`).
 """
 
+import abc
+
 import numpy as np
 
 from . import losses
@@ -51,7 +53,7 @@ def squared_norm(A):
     return float(A @ A)
 
 
-class LabelFit:
+class LabelFit(abc.ABC):
     """The label-fit term of one kind (see the module docstring).
 
     Attributes
@@ -67,25 +69,25 @@ class LabelFit:
 
     quadratic = masked = sparse = False
 
+    @abc.abstractmethod
     def value(self, U, V, part):
         """The term at F = U V."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def terms(self, U, V, part, axis=None):
         """The term at F = U V, half its gradient in F and half its entry-wise curvature
         (the blocks' factor 2), from one product U V. ``axis=0`` gives the value of every
         column (sample) apart, shape (n,)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def curvature(self, U, V, part):
         """Half the entry-wise curvature of the term at F = U V, shape (l, n)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def u_term(self, V, data):
         """The term in the U block at a fixed V: its value and half its gradient
         (``cost_grad``), half its Hessian applied to a direction (``hessp``) and its
         halved per-row Hessian blocks (``row_grams``) at a point U."""
-        raise NotImplementedError
 
     def feature_product(self, part):
         """X^T Y^T, shape (d, l)."""

@@ -272,12 +272,12 @@ class LabelSums:
     V : ndarray of shape (k, n), or chunked like the samples on a backend
     data : glocal.objective.GlocalData
         Its labels, mask and weights (``data.label``: a loss other than the paper's).
+    batch : int, default=1
+        Trial step sizes of the line search evaluated in one pass over the samples.
     """
 
-    def __init__(self, V, data):
-        self.V, self.data = V, data
-        # Trial step sizes per pass: one at a time in memory, where a pass is cheap.
-        self.batch = 1 if data.samples.in_memory else 12
+    def __init__(self, V, data, batch=1):
+        self.V, self.data, self.batch = V, data, batch
 
     def terms(self, U):
         """Per label: the term's value (l,), half its gradient in U (l, k) and half its

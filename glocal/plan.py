@@ -204,12 +204,13 @@ def resolve_u_step(data, options):
     problem (`glocal.steps.u_by_problem`; the paper's term makes it a quadratic that
     preconditioned trust regions solve in a step or two); under another loss, Newton's
     method on the rows (`glocal.steps.u_by_newton`), whose Hessian blocks come from the
-    entries of nonzero curvature only."""
+    entries of nonzero curvature only. Its line search tries one step size per pass in
+    memory, where a pass is cheap, and 12 per pass on a backend that splits the samples."""
     named = options.optimizer != "auto" and (not isinstance(options.optimizer, dict)
                                              or "U" in options.optimizer)
     if data.label.quadratic or named:
         return steps.u_by_problem
-    return steps.u_by_newton
+    return partial(steps.u_by_newton, trial_batch=1 if data.samples.in_memory else 12)
 
 
 def resolve_v_preconditioner(data, n_latent, max_block_entries=2**24):

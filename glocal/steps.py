@@ -222,12 +222,13 @@ def u_by_problem(plan, V, U, sides=()):
     return plan.solvers["U"](problem, U)
 
 
-def u_by_newton(plan, V, U, sides=()):
+def u_by_newton(plan, V, U, sides=(), trial_batch=1):
     """U by Newton's method (`glocal.newton.u_newton`), for a label term that is not
-    quadratic, from U, stopped as the U block's solver is (iterations, gradient norm)."""
+    quadratic, from U, stopped as the U block's solver is (iterations, gradient norm);
+    ``trial_batch`` step sizes of its line search per pass over the samples."""
     solver = plan.solvers["U"]
-    return newton.u_newton(U, newton.LabelSums(V, plan.space.labels), plan.data.lam2, sides,
-                           solver.max_iterations, solver.rtol)
+    return newton.u_newton(U, newton.LabelSums(V, plan.space.labels, trial_batch),
+                           plan.data.lam2, sides, solver.max_iterations, solver.rtol)
 
 
 def w_by_problem(plan, V, W, side=None):

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
-from glocal.datasets import load_dataset
+from glocal.datasets import load_dataset, make_glocal_data
 from glocal.protocol import drop_unlabeled_rows
 
 DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
@@ -24,6 +24,24 @@ def paper_split(name, data_dir, seed):
                                                         random_state=seed)
     X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)
     return X_train, X_test, Y_train, Y_test
+
+
+def named_data(name, data_dir, max_rows=None, seed=0):
+    """X and a dense {0, 1} Y of a shared dataset, or of ``"synthetic:N,D,L"``: the
+    generator's N x D Gaussian features with entries of magnitude below 1 set to zero
+    (sparse), and its L labels. ``max_rows`` keeps that many rows drawn at random."""
+    if name.startswith("synthetic:"):
+        n, d, l = (int(part) for part in name.split(":")[1].split(","))
+        data = make_glocal_data(n_samples=n, n_features=d, n_labels=l, random_state=seed)
+        X, Y = sp.csr_matrix(np.where(np.abs(data.X) > 1.0, data.X, 0.0)), data.Y
+    else:
+        data = load_dataset(name, data_dir)
+        X, Y = data.X, data.Y
+    Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
+    if max_rows is not None and X.shape[0] > max_rows:
+        rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], max_rows, replace=False))
+        X, Y = X[rows], Y[rows]
+    return X, Y
 
 
 def sparse_text_data(n=3600, d=50_000, l=101, density=0.0015, seed=0):

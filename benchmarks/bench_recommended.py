@@ -40,7 +40,6 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import GridSearchCV, KFold, train_test_split  # noqa: E402
@@ -48,29 +47,14 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from glocal import GLOCAL, GLOCALCV  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
-from glocal.datasets import load_dataset, make_glocal_data  # noqa: E402
 from glocal.metrics import average_precision, observed_average_precision_scorer  # noqa: E402
 from glocal.model_selection import DEFAULT_ESTIMATOR_PARAMS, MAX_DEFAULT_LATENT  # noqa: E402
 from glocal.protocol import drop_unlabeled_rows, sample_observed  # noqa: E402
-from _common import DATA_DIR, OneVsRest, libmultilabel_linear, timed_fit  # noqa: E402
+from _common import (DATA_DIR, OneVsRest, libmultilabel_linear, named_data,  # noqa: E402
+                     timed_fit)
 
 BR_GRID = {"C": [0.01, 0.1, 1, 10]}
 LML_OPTIONS = "-c 0.1 -B 1 -e 0.0001"
-
-
-def _data(name, data_dir, max_rows, seed):
-    if name.startswith("synthetic:"):
-        n, d, l = (int(part) for part in name.split(":")[1].split(","))
-        data = make_glocal_data(n_samples=n, n_features=d, n_labels=l, random_state=seed)
-        X, Y = sp.csr_matrix(np.where(np.abs(data.X) > 1.0, data.X, 0.0)), data.Y
-    else:
-        data = load_dataset(name, data_dir)
-        X, Y = data.X, data.Y
-    Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
-    if max_rows is not None and X.shape[0] > max_rows:
-        rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], max_rows, replace=False))
-        X, Y = X[rows], Y[rows]
-    return X, Y
 
 
 def _timed(search, X, Y):
@@ -198,7 +182,7 @@ def main():
           "BR_C Ap_GLOCALCV Ap_BR convergence_warnings(GLOCALCV,BR)", flush=True)
     with threadpool_limits(1):
         for name in names:
-            X, Y = _data(name, args.data_dir, args.max_rows, args.seed)
+            X, Y = named_data(name, args.data_dir, args.max_rows, args.seed)
             X_train, X_test, Y_train, Y_test = train_test_split(
                 X, Y, test_size=0.4, random_state=args.seed)
             X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)

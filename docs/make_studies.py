@@ -574,6 +574,15 @@ RECOMMENDED_LEVERS = [
     "1.0-3.6 times it, and 20 epochs (within 4e-9) 3.8-14 times. Newton's method stays. V "
     "is also only 27 % of the search profiled above: no V solver alone brings the search "
     "within 3 times BR's.",
+    "* **The initialisation as one problem in (U, W)** (variable projection: V's block "
+    "solved exactly inside every evaluation, the gradient in U and W taken at that V) by "
+    "L-BFGS, from the same start as the library's rounds of block descent with Anderson "
+    "mixing (``python benchmarks/bench_init.py``, printed below; ρ = 0.3, ``lam2 = 16``, CPU"
+    " seconds). The rounds are many where labels are many (62 rounds, 95 s, for one fit on "
+    "the 374-label synthetic set), but L-BFGS was slower still: at the CPU time the rounds "
+    "took, it stood 1.2e-1 (Cal500) and 8.1e-4 (the 374-label set) above their objective, "
+    "and with W preconditioned by the Cholesky factor of its block Hessian 6.4e-3 and "
+    "6.7e-4; in 150 iterations it did not reach their objective. The rounds stay.",
     ""]
 
 
@@ -654,6 +663,7 @@ def _recommended_cost():
     lines += RECOMMENDED_LEVERS
     lines += _literal(DATA / "recommended_levers.txt")
     lines += _literal(DATA / "v_block.txt")
+    lines += _literal(DATA / "init_projection.txt")
     return lines
 
 

@@ -129,17 +129,22 @@ def _load(name, max_rows, seed=0):
 
 
 def _done(path):
-    if not Path(path).exists():
+    if not _has_rows(path):
         return set()
     with open(path, newline="") as f:
         return {(r["dataset"], r["rho"], r["split"], r["method"]) for r in csv.DictReader(f)}
+
+
+def _has_rows(path):
+    """Whether the CSV exists with its header (an empty file gets one)."""
+    return Path(path).exists() and Path(path).stat().st_size > 0
 
 
 def run(args):
     """Every (rho, dataset, split, method) not yet in the CSV; rho outermost, so that a
     partial run covers every dataset at the first observed fractions."""
     done = _done(args.out)
-    new_file = not Path(args.out).exists()
+    new_file = not _has_rows(args.out)
     datasets = {name: _load(name, args.max_rows) for name in args.datasets}
     with open(args.out, "a", newline="") as f, threadpool_limits(1):
         writer = csv.DictWriter(f, FIELDS)

@@ -205,7 +205,8 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Spearman correlation over label pairs averaged +0.25 (``"laplacian"``), +0.25
         (``"centered"``); with ``"asymmetric"``, the directed weights A_m (row implies
         column, in [0, 1]), graded by how rarely the scores put the row's label above the
-        column's, against P(column relevant | row relevant): +0.29. Computed from ``Z_`` when read (not kept).
+        column's, against P(column relevant | row relevant): +0.29. Computed from ``Z_``
+        when read (not kept).
     global_correlation_ : ndarray of shape (n_labels, n_labels)
         ``sum_m (n_m / n) local_correlations_[m]``, the paper's Lemma 1, computed when read.
         Against the labels' Pearson correlation: Spearman +0.28 (``"laplacian"``), +0.21

@@ -1248,9 +1248,10 @@ def _unmade_fits(rows):
         return []
     said = []
     for dataset, made in partial.items():
-        ran = ", ".join(f"``{c}`` at {w:g} ({seconds / 60:.0f} CPU minutes)"
-                        for (c, w), seconds in made.items())
-        said.append(f"{dataset.capitalize()} has only {ran}, the others were left for time")
+        ran = [f"``{c}`` at {w:g} ({seconds / 60:.0f} CPU minutes)"
+               for (c, w), seconds in made.items()]
+        ran = " and ".join([", ".join(ran[:-1]), ran[-1]] if len(ran) > 1 else ran)
+        said.append(f"{dataset.capitalize()} has only {ran}; the others were left for time")
     return ["A cell \"not run\" is a fit not made: " + "; ".join(said) + ". The directed "
             "term is not fitted where the samples times the pairs of labels exceed 2e8 "
             "(Delicious: 9e9 per pass).", ""]

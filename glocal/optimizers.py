@@ -61,6 +61,7 @@ def solve_linear_system(problem, start, max_iterations, min_gradient_norm):
     by the trust radius); one unbroken CG run needs fewer products with A.
     """
     hessp, rhs, preconditioner = problem.linear_system
+    # The W block's preconditioners do not depend on the point (a fixed Kronecker factor).
     point, iterations = conjugate_gradients(
         hessp, lambda residual: preconditioner(start, residual), rhs, start, min_gradient_norm,
         max_iterations)

@@ -12,6 +12,7 @@ import pytest
 from autograd import grad, hessian
 
 from glocal import implications, laplacians, newton
+from glocal._linalg import conjugate_gradients
 from glocal.objective import GlocalData
 
 LOSSES = ("squared_hinge", "logistic")
@@ -225,7 +226,6 @@ def test_u_newton_solves_the_block_with_the_directed_term(loss):
 @pytest.mark.parametrize("preconditioned", [False, True])
 def test_conjugate_gradients_solve_and_lower_the_quadratic_at_every_step(preconditioned):
     # The CG shared by U's Newton steps with correlation terms and the W block's linear system.
-    from glocal._linalg import conjugate_gradients
     rng = np.random.default_rng(0)
     G = rng.standard_normal((12, 12))
     A = G @ G.T + 0.1 * np.eye(12)

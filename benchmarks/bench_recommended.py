@@ -22,11 +22,13 @@ searches' refitted models and how many ``ConvergenceWarning`` each search raised
 
 With ``--levers``, also what other designs of the search would save (`_levers`); with
 ``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
-all its fits (cProfile, which adds its own overhead).
+all its fits (cProfile, which adds its own overhead); with ``--fits``, every setting's
+rounds (of the basic-model initialisation, then outer iterations) and wall seconds per fold,
+the refit's, and the search's CPU seconds per round against BR's whole search.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_recommended.py \\
         --datasets arts enron --rhos 0.3 1 [--synthetic 20000,500,22] [--max-rows N] \\
-        [--levers]
+        [--levers] [--profile] [--fits]
 """
 
 import os
@@ -46,6 +48,7 @@ from sklearn.model_selection import GridSearchCV, KFold, train_test_split  # noq
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from glocal import GLOCAL, GLOCALCV  # noqa: E402
+from glocal._progress import settings_text  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
 from glocal.metrics import average_precision, observed_average_precision_scorer  # noqa: E402
 from glocal.model_selection import DEFAULT_ESTIMATOR_PARAMS, MAX_DEFAULT_LATENT  # noqa: E402
@@ -159,6 +162,22 @@ def _profile(search, X, Y):
         print(f"    {seconds:7.2f} s {100 * seconds / total:5.1f} %  {name} ({calls} calls)")
 
 
+def _fits(search, seconds, br_seconds):
+    """Print each setting's mean rounds and wall seconds per fold, the refit's, and the
+    search's CPU seconds per round (``seconds`` over every round of its fits)."""
+    results, best = search.cv_results_, search.best_estimator_
+    for i, params in enumerate(results["params"]):
+        print(f"    {settings_text(params)}: {results['mean_n_init_iter'][i]:.1f} + "
+              f"{results['mean_n_iter'][i]:.1f} rounds, {results['mean_fit_time'][i]:.2f} s "
+              "per fold")
+    print(f"    refit: {best.n_init_iter_} + {best.n_iter_} rounds, "
+          f"{search.refit_time_:.2f} s")
+    rounds = (search.n_splits_ * (results["mean_n_init_iter"] + results["mean_n_iter"]).sum()
+              + best.n_init_iter_ + best.n_iter_)
+    print(f"    {rounds:.0f} rounds in {seconds:.1f} CPU s: {seconds / rounds:.3f} s per "
+          f"round; BR's whole search costs {br_seconds / (seconds / rounds):.1f} rounds")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=DATA_DIR)
@@ -172,6 +191,8 @@ def main():
                         help="also measure what other designs of the search would save")
     parser.add_argument("--profile", action="store_true",
                         help="also print where the search's time goes")
+    parser.add_argument("--fits", action="store_true",
+                        help="also print the rounds and time of every setting's fits")
     args = parser.parse_args()
 
     names = args.datasets + [f"synthetic:{spec}" for spec in args.synthetic]
@@ -207,6 +228,8 @@ def main():
                 print(f"{name} {rho} {X_train.shape[0]} {glocal_s:.1f} {br_s:.1f} "
                       f"{glocal_s / br_s:.2f} {fit_s:.2f} {lml} {pick} {br.best_params_['C']} "
                       f"{aps[0]:.4f} {aps[1]:.4f} {glocal_warnings},{br_warnings}", flush=True)
+                if args.fits:
+                    _fits(glocal, glocal_s, br_s)
                 if args.levers:
                     _levers(glocal, X_train, Y_observed, folds)
                 if args.profile:

@@ -193,8 +193,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     cv_results_ : dict of ndarray
         As ``GridSearchCV``'s, settings in ``ParameterGrid`` order: ``params``,
         ``param_<name>``, ``split<i>_test_score``, ``mean_test_score``,
-        ``std_test_score``, ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``, and
-        ``mean_n_iter`` (Algorithm 1's outer iterations, averaged over folds).
+        ``std_test_score``, ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``,
+        ``mean_n_init_iter`` and ``mean_n_iter`` (the rounds of the basic-model
+        initialisation and Algorithm 1's outer iterations, averaged over folds).
     n_splits_ : int
     refit_time_ : float
         Seconds spent refitting the best setting.
@@ -394,8 +395,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates
         times = np.array([run[1] for run in runs])
-        n_iter = np.array([run[2] for run in runs])
-        thresholds = np.array([run[3] for run in runs])  # n_splits x n_candidates x n_labels
+        n_init_iter, n_iter = (np.array([run[i] for run in runs]) for i in (2, 3))
+        thresholds = np.array([run[4] for run in runs])  # n_splits x n_candidates x n_labels
         results = {"params": candidates}
         for name in sorted({name for params in candidates for name in params}):
             column = np.ma.masked_all(len(candidates), dtype=object)
@@ -414,6 +415,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         results["rank_test_score"] = (np.searchsorted(np.sort(key), key) + 1).astype(np.int32)
         results["mean_fit_time"] = times.mean(axis=0)
         results["std_fit_time"] = times.std(axis=0)
+        results["mean_n_init_iter"] = n_init_iter.mean(axis=0)
         results["mean_n_iter"] = n_iter.mean(axis=0)
         self.cv_results_ = results
         self.n_splits_ = len(runs)
@@ -515,11 +517,11 @@ def _path_model(base, params, path_tol, warm):
 def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_tol,
                fold, n_folds, verbose, each_fit=None):
     """Fit every candidate on one fold in the order of ``plan``; returns scores, times,
-    iterations and every candidate's F1 thresholds of the labels (`f1_thresholds`) on the
+    initialisation rounds, iterations and every candidate's F1 thresholds of the labels (`f1_thresholds`) on the
     validation rows. ``scorer`` None is `observed_average_precision_scorer`; ``each_fit()``
     is called after every fit."""
     n = len(candidates)
-    scores, times, n_iter = np.empty(n), np.empty(n), np.empty(n)
+    scores, times, n_init_iter, n_iter = (np.empty(n) for _ in range(4))
     thresholds = np.empty((n, Y.shape[1]))
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
@@ -537,14 +539,14 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
         scores[i] = (observed_average_precision(Y_test, validation_scores) if scorer is None
                      else scorer(model, X_test, Y_test))
         thresholds[i] = f1_thresholds(Y_test, validation_scores)
-        n_iter[i] = model.n_iter_
+        n_init_iter[i], n_iter[i] = model.n_init_iter_, model.n_iter_
         if each_fit is not None:
             each_fit()
         if verbose >= 2:
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
                   f"{scores[i]:.4f} ({times[i]:.2f} s, {model.n_init_iter_} + "
                   f"{model.n_iter_} iterations)", flush=True)
-    return scores, times, n_iter, thresholds
+    return scores, times, n_init_iter, n_iter, thresholds
 
 
 def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, random_state=None,

@@ -1,6 +1,7 @@
 """Model selection with missing labels: GridSearchCV on NaN labels, and GLOCALCV."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -169,6 +170,10 @@ def test_fitted_attributes_refit_and_pickle(data, capsys):
     assert model.best_score_ == results["mean_test_score"].max()
     assert results["rank_test_score"][model.best_index_] == 1
     assert list(results["param_lam2"]) == [4.0, 4.0, 1.0, 1.0]
+    # lam2 = 1 starts warm from lam2 = 4's solution: one round of the initialisation.
+    np.testing.assert_array_equal(results["mean_n_init_iter"][2:], 1.0)
+    printed = [int(count) for count in re.findall(r"s, (\d+) \+ \d+ iterations\)", out)]
+    assert sum(printed[:12]) == 3 * results["mean_n_init_iter"].sum()
     assert model.n_splits_ == 3 and model.n_features_in_ == X.shape[1]
     assert type(model.best_estimator_) is GLObal
     refit = clone(GLObal(random_state=0)).set_params(**model.best_params_).fit(X, Y)

@@ -44,8 +44,8 @@ class BR(MultiLabelMixin, BaseEstimator):
     Every SVM solves LinearSVC's problem (squared hinge, intercept, tolerance 1e-4) with
     liblinear's dual coordinate descent when the label has fewer rows than features, as
     ``dual="auto"`` chooses, and also when every row has ``2 C (|x|^2 + 1) <= 1`` (e.g.
-    unit-norm rows at C <= 0.25), where it takes about a dozen passes over the rows and is
-    faster than the primal Newton solver used otherwise. Each fit equals that LinearSVC's
+    unit-norm rows at C <= 0.25), where its dual is well conditioned, it converges in few
+    passes over the rows and is faster than the primal Newton solver used otherwise. Each fit equals that LinearSVC's
     bit for bit; X is copied to CSR once for all labels.
 
     A label whose observed entries hold one class only gets the constant score +1 (always
@@ -97,9 +97,8 @@ class BR(MultiLabelMixin, BaseEstimator):
         # so the problem liblinear solves is the same).
         X_csr = X if sp.issparse(X) else sp.csr_matrix(X)
         # Rows whose loss curvature 2 C (|x|^2 + 1) (the 1 of the intercept) stays below the
-        # regularization's: liblinear's dual coordinate descent then converged in about a
-        # dozen passes over the rows on every such data set measured, faster than the primal
-        # Newton solver.
+        # regularization's: the dual is then well conditioned and liblinear's dual coordinate
+        # descent needs few passes over the rows, fewer than the primal Newton solver's work.
         squared_norms = row_norms(X_csr, squared=True)
         small_rows = 2 * self.C * (squared_norms.max(initial=0.0) + 1) <= 1
         rng = check_random_state(self.random_state)

@@ -24,11 +24,13 @@ With ``--levers``, also what other designs of the search would save (`_levers`);
 ``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
 all its fits (cProfile, which adds its own overhead); with ``--fits``, every setting's
 rounds (of the basic-model initialisation, then outer iterations) and wall seconds per fold,
-the refit's, and the search's CPU seconds per round against BR's whole search.
+the refit's, and the search's CPU seconds per round against BR's whole search; with
+``--latent K ...``, the same search with ``n_latent`` at most K (default: 100), its CPU
+seconds, pick and test Ap.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_recommended.py \\
         --datasets arts enron --rhos 0.3 1 [--synthetic 20000,500,22] [--max-rows N] \\
-        [--levers] [--profile] [--fits]
+        [--levers] [--profile] [--fits] [--latent 30 50]
 """
 
 import os
@@ -193,6 +195,8 @@ def main():
                         help="also print where the search's time goes")
     parser.add_argument("--fits", action="store_true",
                         help="also print the rounds and time of every setting's fits")
+    parser.add_argument("--latent", nargs="*", type=int, default=[], metavar="K",
+                        help="also the search with n_latent at most K")
     args = parser.parse_args()
 
     names = args.datasets + [f"synthetic:{spec}" for spec in args.synthetic]
@@ -230,6 +234,13 @@ def main():
                       f"{aps[0]:.4f} {aps[1]:.4f} {glocal_warnings},{br_warnings}", flush=True)
                 if args.fits:
                     _fits(glocal, glocal_s, br_s)
+                for cap in args.latent:
+                    estimator = GLOCAL(n_latent=min(Y.shape[1], cap), **DEFAULT_ESTIMATOR_PARAMS)
+                    capped = GLOCALCV(estimator, cv=folds, random_state=args.seed)
+                    capped_s, _ = _timed(capped, X_train, Y_observed)
+                    ap = average_precision(Y_test, capped.decision_function(X_test))
+                    print(f"  n_latent at most {cap}: search {capped_s:.1f} CPU s, pick "
+                          f"{settings_text(capped.best_params_)}, test Ap {ap:.4f}")
                 if args.levers:
                     _levers(glocal, X_train, Y_observed, folds)
                 if args.profile:

@@ -170,10 +170,10 @@ def _fits(search, seconds, br_seconds):
     results, best = search.cv_results_, search.best_estimator_
     for i, params in enumerate(results["params"]):
         print(f"    {settings_text(params)}: {results['mean_n_init_iter'][i]:.1f} + "
-              f"{results['mean_n_iter'][i]:.1f} rounds, {results['mean_fit_time'][i]:.2f} s "
-              "per fold")
+              f"{results['mean_n_iter'][i]:.1f} rounds, {results['mean_fit_time'][i]:.2f} "
+              "wall s per fold")
     print(f"    refit: {best.n_init_iter_} + {best.n_iter_} rounds, "
-          f"{search.refit_time_:.2f} s")
+          f"{search.refit_time_:.2f} wall s")
     rounds = (search.n_splits_ * (results["mean_n_init_iter"] + results["mean_n_iter"]).sum()
               + best.n_init_iter_ + best.n_iter_)
     print(f"    {rounds:.0f} rounds in {seconds:.1f} CPU s: {seconds / rounds:.3f} s per "

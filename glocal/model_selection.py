@@ -518,8 +518,8 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
                fold, n_folds, verbose, each_fit=None):
     """Fit every candidate on one fold in the order of ``plan``; returns scores, times,
     initialisation rounds, iterations and every candidate's F1 thresholds of the labels
-    (`f1_thresholds`) on the validation rows. ``scorer`` None is `observed_average_precision_scorer`; ``each_fit()``
-    is called after every fit."""
+    (`f1_thresholds`) on the validation rows. ``scorer`` None is
+    `observed_average_precision_scorer`; ``each_fit()`` is called after every fit."""
     n = len(candidates)
     scores, times, n_init_iter, n_iter = (np.empty(n) for _ in range(4))
     thresholds = np.empty((n, Y.shape[1]))

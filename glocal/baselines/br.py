@@ -45,8 +45,8 @@ class BR(MultiLabelMixin, BaseEstimator):
     liblinear's dual coordinate descent when the label has fewer rows than features, as
     ``dual="auto"`` chooses, and also when every row has ``2 C (|x|^2 + 1) <= 1`` (e.g.
     unit-norm rows at C <= 0.25), where its dual is well conditioned, it converges in few
-    passes over the rows and is faster than the primal Newton solver used otherwise. Each fit equals that LinearSVC's
-    bit for bit; X is copied to CSR once for all labels.
+    passes over the rows and is faster than the primal Newton solver used otherwise. Each
+    fit equals that LinearSVC's bit for bit; X is copied to CSR once for all labels.
 
     A label whose observed entries hold one class only gets the constant score +1 (always
     positive) or -1 (never positive), on the scale of an SVM margin, and a label with no

@@ -161,7 +161,8 @@ def test_fitted_attributes_refit_and_pickle(data, capsys):
     out = capsys.readouterr().out
     assert out.count("[GLOCALCV] fold") == 3 * 4
     assert "[GLOCALCV] scored 4 settings on 3 folds in " in out
-    assert f"[GLOCALCV] refitted {settings_text(model.best_params_)} on all {X.shape[0]} rows" in out
+    refitted = f"[GLOCALCV] refitted {settings_text(model.best_params_)} on all {X.shape[0]} rows"
+    assert refitted in out
     results = model.cv_results_
     mean = np.mean([results[f"split{i}_test_score"] for i in range(3)], axis=0)
     np.testing.assert_allclose(results["mean_test_score"], mean)

@@ -209,10 +209,10 @@ def main():
     # The anchor: the same model on the first rows, in memory, in this process.
     rows = min(args.anchor_rows, n)
     first = X[:rows].compute(), Y[:rows].compute(), groups[:rows].compute()
+    anchored = {"model": params, "paper": paper} if args.against_paper else {"model": params}
     anchors = {}
     with threadpool_limits(1):
-        for name, model_params in [("model", params), ("paper", paper)][
-                :1 + args.against_paper]:
+        for name, model_params in anchored.items():
             anchor = fit_timed(GLOCAL(**model_params), *first, quiet=name == "paper",
                                clock=time.process_time)[1]
             anchors[name] = _per_round(anchor["init"][-1], anchor["main"])

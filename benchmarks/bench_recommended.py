@@ -91,6 +91,11 @@ def _path_stop_saving(search):
         search.best_index_ not in skipped
 
 
+def _recommended_model(n_labels, cap=MAX_DEFAULT_LATENT):
+    """GLOCALCV()'s model, with n_latent at most ``cap``."""
+    return GLOCAL(n_latent=min(n_labels, cap), **DEFAULT_ESTIMATOR_PARAMS)
+
+
 def _cpu_fit(model, X, Y, **fit_params):
     """CPU seconds of one fit of ``model`` (`_common.timed_fit`) and the fitted model."""
     seconds, fitted, _ = timed_fit(lambda: model, X, Y, 1, **fit_params)
@@ -123,7 +128,7 @@ def _levers(search, X, Y, folds):
           f"{screen_s + refit_s:.1f} CPU s (screen {screen_s:.1f}, refit {refit_s:.1f}); "
           f"pick {screen.best_params_}, the same as the whole search's: "
           f"{screen.best_params_ == search.best_params_}")
-    default = GLOCAL(n_latent=min(Y.shape[1], MAX_DEFAULT_LATENT), **DEFAULT_ESTIMATOR_PARAMS)
+    default = _recommended_model(Y.shape[1])
     refit = clone(default).set_params(**search.best_params_)
     for name, params in [("V by trust regions", {"v_closed_form": False}),
                          ("U by trust regions", {"optimizer": {"U": "trust_regions"}}),
@@ -235,8 +240,8 @@ def main():
                 if args.fits:
                     _fits(glocal, glocal_s, br_s)
                 for cap in args.latent:
-                    estimator = GLOCAL(n_latent=min(Y.shape[1], cap), **DEFAULT_ESTIMATOR_PARAMS)
-                    capped = GLOCALCV(estimator, cv=folds, random_state=args.seed)
+                    capped = GLOCALCV(_recommended_model(Y.shape[1], cap), cv=folds,
+                                      random_state=args.seed)
                     capped_s, _ = _timed(capped, X_train, Y_observed)
                     ap = average_precision(Y_test, capped.decision_function(X_test))
                     print(f"  n_latent at most {cap}: search {capped_s:.1f} CPU s, pick "

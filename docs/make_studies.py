@@ -23,6 +23,7 @@ pages comes from these files; the text around them says what was measured and ho
 import argparse
 import csv
 import os
+import re
 import textwrap
 from collections import defaultdict
 from pathlib import Path
@@ -602,8 +603,6 @@ RECOMMENDED_LEVERS = [
 def _dask_summary(path, agreement_path):
     """The time ratio and peak memory of a `bench_dask_scale.py` output, and the agreement
     of another one whose rows span several chunks, said."""
-    import re
-
     text = path.read_text(encoding="utf-8")
     ratio = re.search(r"per outer iteration \(ratio ([0-9.]+)\)", text).group(1)
     own = re.search(r"time per outer iteration: ([0-9.]+) s", text).group(1)
@@ -644,31 +643,35 @@ def _dask_summary(path, agreement_path):
             f"{paper_memory[1]} s on the samples, {paper_memory[2]} times as long.")
 
 
+def _recommended_row(line):
+    """The fields of a line of a `bench_recommended.py` output that is one of its cells (14
+    fields, not the header), else None; indented lines say more of the cell above."""
+    row = line.split()
+    if line.startswith(" ") or len(row) != 14 or row[0] == "dataset":
+        return None
+    return row
+
+
 def _recommended_rows(path):
-    """The cells of a `bench_recommended.py` output: its rows of 14 fields."""
+    """The cells of a `bench_recommended.py` output."""
     names = ["dataset", "rho", "n_train", "search_s", "br_s", "ratio", "fit_s", "lml_s",
              "fit_lml"]
-    rows = [line.split() for line in path.read_text(encoding="utf-8").splitlines()
-            if not line.startswith(" ")]  # indented lines say more of the row above
-    return [dict(zip(names, row)) for row in rows
-            if len(row) == 14 and row[0] != "dataset"]
+    rows = map(_recommended_row, path.read_text(encoding="utf-8").splitlines())
+    return [dict(zip(names, row)) for row in rows if row is not None]
 
 
 def _recommended_rounds(path):
     """Per cell of a `bench_recommended.py --fits` output: the rounds of the search's fits
     (the paths' first fits, the warm ones after them, the refit), all of them, the CPU
     seconds per round and BR's whole search in rounds."""
-    import re
-
     from glocal.model_selection import DEFAULT_PARAM_GRID
 
     cells, cell = [], None
     for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith(" "):
-            row = line.split()
-            if len(row) == 14 and row[0] != "dataset":
-                cell = {"dataset": row[0], "rho": float(row[1]), "first": [], "warm": []}
-                cells.append(cell)
+        row = _recommended_row(line)
+        if row is not None:
+            cell = {"dataset": row[0], "rho": float(row[1]), "first": [], "warm": []}
+            cells.append(cell)
             continue
         fit = re.match(r"\s+lam2=([0-9.]+), \S+: ([0-9.]+) \+ ([0-9.]+) rounds", line)
         refit = re.match(r"\s+refit: (\d+) \+ (\d+) rounds", line)
@@ -696,19 +699,22 @@ def _delicious_ratios():
                      for rho, (ours, theirs) in _search_seconds(rows, "delicious").items())
 
 
-# The issue's search target as a multiple of BR's: 5 on the many-label sets, else 3.
+# The search's target as a multiple of BR's: 5 on the many-label sets, else 3.
 SEARCH_TARGET = {"synthetic:5000,500,374": 5, "delicious": 5}
+# BR's search in bench_recommended: 4 values of C on 3 folds, and its refit.
+BR_SEARCH_FITS = 13
 
 
 def _latent_lever(path):
     """The bullet of the smaller n_latent, from a `bench_recommended.py --latent` output."""
-    import re
+    from glocal.model_selection import MAX_DEFAULT_LATENT
 
     cells = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        row = line.split()
-        if not line.startswith(" ") and len(row) == 14 and row[0] != "dataset":
-            cells.append((row[0], float(row[1]), [(100, float(row[3]), row[11])]))
+        row = _recommended_row(line)
+        if row is not None:  # the search at the default cap
+            cells.append((row[0], float(row[1]), [(MAX_DEFAULT_LATENT, float(row[3]),
+                                                   row[11])]))
         capped = re.match(r"\s+n_latent at most (\d+): search ([0-9.]+) CPU s, .*test Ap "
                           r"([0-9.]+)", line)
         if capped:
@@ -724,7 +730,8 @@ def _latent_lever(path):
             f"{said}). At the smallest cap the search is {min(speedups):.1f} to "
             f"{max(speedups):.1f} times faster, far from the k² of the k x k blocks: the "
             "rest of a round (the l x n scores, the products with the features) does not "
-            "shrink with k. Test Ap falls with k on both sets. The cap stays at 100.")
+            "shrink with k. Test Ap falls with k on both sets. The cap stays at "
+            f"{MAX_DEFAULT_LATENT}.")
 
 
 def _rounds_allowed(cells):
@@ -735,9 +742,10 @@ def _rounds_allowed(cells):
     def span(values, digits=1):
         return f"{min(values):.{digits}f} to {max(values):.{digits}f}"
 
-    allowed = {id(c): SEARCH_TARGET.get(c["dataset"], 3) * c["br_rounds"] / 25
-               for c in cells}
-    missed = [c for c in cells if c["rounds"] / 25 > allowed[id(c)]]
+    for c in cells:  # the search's fits: every setting on 3 folds, and the refit
+        c["fits"] = 3 * (len(c["first"]) + len(c["warm"])) + 1
+        c["allowed"] = SEARCH_TARGET.get(c["dataset"], 3) * c["br_rounds"] / c["fits"]
+    missed = [c for c in cells if c["rounds"] > c["fits"] * c["allowed"]]
     lines = [
         "**Rounds made and rounds allowed** (the same commands with ``--fits``: every "
         "setting's rounds per fold, the refit's, and the search's CPU seconds over all its "
@@ -746,12 +754,13 @@ def _rounds_allowed(cells):
         "search (12 fits and its refit) costs as much as the rounds in the column \"BR's "
         "search\"; within 3 times BR's (5 times on the 374-label set and delicious) the 25 "
         "fits of ``GLOCALCV()`` could make 3 (5) times as many, the last column per fit. "
-        f"One round costs as much as {span([13 / c['br_rounds'] for c in cells])} BR fits "
-        "(BR's search over its 13 fits)."]
+        "One round costs as much as "
+        f"{span([BR_SEARCH_FITS / c['br_rounds'] for c in cells])} BR fits (BR's search over "
+        f"its {BR_SEARCH_FITS} fits)."]
     if missed:
         lines[0] += (
             f" In the {len(missed)} cells where the search misses its target, that is "
-            f"{span([allowed[id(c)] for c in missed])} rounds per fit, while even its warm "
+            f"{span([c['allowed'] for c in missed])} rounds per fit, while even its warm "
             f"path fits take {span([w for c in missed for w in c['warm']])} (one round of "
             "the initialisation and outer iterations to ``path_tol``), the first fit of "
             f"each path {span([f for c in missed for f in c['first']])} and the refit "
@@ -759,7 +768,7 @@ def _rounds_allowed(cells):
             "several times less against a BR fit, or far fewer fits.")
     rows = [[c["dataset"], f"{c['rho']:g}", mean(c["first"]), mean(c["warm"]), c["refit"],
              c["rounds"], f"{c['per_round']:.3f}", f"{c['br_rounds']:.1f}",
-             f"{allowed[id(c)]:.1f}"] for c in cells]
+             f"{c['allowed']:.1f}"] for c in cells]
     return lines + [""] + _table(
         ["data", "ρ", "first fit of a path", "warm path fit", "refit", "all the search's",
          "CPU s per round", "BR's search", "per fit within the target"], rows)

@@ -3,9 +3,9 @@
 Under the recommended model a fit spends most of its time in the basic-model initialisation
 (Eq. (1)), and on many labels that takes dozens of rounds: block descent of a bilinear
 model converges linearly. Given U and W, V's block has an exact solution (column by
-column, `glocal.newton.v_block`), so Eq. (1) is also a function of (U, W) alone,
+column, `glocal.solver.newton.v_block`), so Eq. (1) is also a function of (U, W) alone,
 phi(U, W) = min_V f(U, V, W), whose gradient is f's gradient in U and W at that V
-(variable projection). The library's rounds (`glocal.steps.MixedRounds`) iterate the map
+(variable projection). The library's rounds (`glocal.solver.steps.MixedRounds`) iterate the map
 (U, W) -> (U's block solution, W's block solution) at V's solution, extrapolated by Anderson
 mixing. The alternative measured here minimizes phi by L-BFGS (scipy), every evaluation a
 V block solved exactly from the last V, from the same start: on (U, W) as they are, and on
@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DATA_DIR, named_data  # noqa: E402
 
 from glocal import GLOCAL  # noqa: E402
-from glocal import objective as obj  # noqa: E402
+from glocal.solver import objective as obj
 from glocal._fit_data import glocal_data, solver_options  # noqa: E402
 from glocal.model_selection import DEFAULT_ESTIMATOR_PARAMS, MAX_DEFAULT_LATENT  # noqa: E402
-from glocal.plan import resolve_plan  # noqa: E402
+from glocal.solver.plan import resolve_plan
 from glocal.protocol import sample_observed  # noqa: E402
 from glocal.solver import glocal_fit  # noqa: E402
 

@@ -50,7 +50,7 @@ from sklearn.model_selection import GridSearchCV, KFold, train_test_split  # noq
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from glocal import GLOCAL, GLOCALCV  # noqa: E402
-from glocal._progress import settings_text  # noqa: E402
+from glocal._utils.progress import settings_text
 from glocal.baselines import BR  # noqa: E402
 from glocal.metrics import average_precision, observed_average_precision_scorer  # noqa: E402
 from glocal.model_selection import DEFAULT_ESTIMATOR_PARAMS, MAX_DEFAULT_LATENT  # noqa: E402

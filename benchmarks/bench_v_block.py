@@ -2,7 +2,7 @@
 
 Under the squared hinge the V block (Eq. (6)) separates over the samples: column i of V
 minimizes ``sum_j c_ji max(0, 1 - y_ji u_j . v)^2 + a ||v - q_i||^2``. The library solves
-every column exactly by batched semi-smooth Newton (`glocal.newton.v_newton`). The
+every column exactly by batched semi-smooth Newton (`glocal.solver.newton.v_newton`). The
 alternative measured here is dual coordinate descent, as LIBLINEAR solves the L2-loss SVM:
 one dual variable per observed entry, ``v = q + sum_j alpha_j y_j u_j / (2a)``, updated label
 by label over all samples at once (a sweep over the labels is an epoch), warm-started from
@@ -34,7 +34,8 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DATA_DIR  # noqa: E402
 
-from glocal import GLOCAL, losses, newton  # noqa: E402
+from glocal import GLOCAL
+from glocal.solver import losses, newton
 from glocal.datasets import load_dataset  # noqa: E402
 from glocal.protocol import random_splits, sample_observed  # noqa: E402
 

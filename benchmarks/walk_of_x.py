@@ -4,7 +4,7 @@ Runs one ``GLOCAL(**params).fit(X, Y)`` on in-memory data under a profiler and k
 calls of the package's functions that receive the features: an argument that is X (a 2-D
 array, sparse matrix or Dask array of n rows and d or d + 1 columns, the constant feature of
 ``fit_intercept`` included), the record that holds it as ``.X`` (the fit's
-`glocal.objective.GlocalData`, or a chunk of it), or an object that holds that record as
+`glocal.solver.objective.GlocalData`, or a chunk of it), or an object that holds that record as
 ``.data`` (the solver's plan, its steps). Each function counts once, at its first such call
 (property getters not at all: reading one is an attribute read): the list is the order in
 which a reader meets the code that touches X. A *move* is a step of that list into another
@@ -36,12 +36,15 @@ PACKAGE = Path(glocal.__file__).resolve().parent
 
 
 def module_of(filename):
-    """The package module of a source file ("objective", "datasets" for its subpackage),
-    None outside the package."""
+    """The package module of a source file, dotted below the package ("solver.plan",
+    "datasets" for the datasets subpackage, whose modules count as one), None outside it."""
     path = Path(filename).resolve()
     if PACKAGE not in path.parents:
         return None
-    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    if parts[0] == "datasets":
+        return "datasets"
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _is_features(value, shape):

@@ -2,8 +2,9 @@
 
 A module's public names are the classes and functions of its ``__all__``; constants are
 described in the pages of the functions that use them. ``__all__`` is read from the module's source,
-not by importing it, so that writing the page needs no optional extra (``glocal.dask_backend``
-imports dask; autodoc imports it with dask mocked, see ``conf.py``).
+not by importing it, so that writing the page needs no optional extra
+(``glocal.solver.dask_backend`` imports dask; autodoc imports it with dask mocked, see
+``conf.py``).
 
 Generated at build time rather than kept by hand, so that a new public name cannot be
 left out.
@@ -13,22 +14,30 @@ import ast
 import importlib.util
 from pathlib import Path
 
-MODULES = {
-    "glocal": "The estimators",
-    "glocal.datasets": "Datasets",
-    "glocal.baselines": "The paper's competitors",
-    "glocal.metrics": "Measures",
-    "glocal.model_selection": "Model selection",
-    "glocal.thresholds": "Label sets from scores",
-    "glocal.protocol": "The paper's protocol",
-    "glocal.groups": "Local groups",
-    "glocal.labels": "Sparse labels",
-    "glocal.manifolds": "The manifold of the Z block",
-    "glocal.dask_backend": "The samples on Dask",
-    "glocal.plotting": "Figures",
-    "glocal.persistence": "Saving models",
-    "glocal.reproduce": "Reproducing the paper's tables",
-}
+# The rooms of the package, as the Design page draws them, each with its public modules.
+ROOMS = [
+    ("What users call", "The estimators and what a user's script calls around them.", {
+        "glocal": "The estimators",
+        "glocal.model_selection": "Model selection",
+        "glocal.thresholds": "Label sets from scores",
+        "glocal.persistence": "Saving models",
+        "glocal.plotting": "Figures",
+        "glocal.protocol": "The paper's protocol",
+        "glocal.metrics": "Measures",
+        "glocal.datasets": "Datasets",
+        "glocal.baselines": "The paper's competitors",
+        "glocal.reproduce": "Reproducing the paper's tables",
+        "glocal.groups": "Local groups",
+        "glocal.labels": "Sparse labels",
+        "glocal.manifolds": "The manifold of the Z block",
+    }),
+    ("The solver", "Algorithm 1 on plain arrays, and the correlation terms it fits.", {
+        "glocal.solver": "Algorithm 1",
+        "glocal.solver.correlations": "The correlation terms",
+        "glocal.solver.dask_backend": "The samples on Dask",
+    }),
+]
+MODULES = {name: title for _, _, modules in ROOMS for name, title in modules.items()}
 
 
 def _source(module_name):
@@ -60,14 +69,17 @@ def public_names(module_name):
 
 def write_api_page(path):
     lines = ["API reference", "=============", "",
-             "The public classes and functions, by module. The estimators follow the "
-             "scikit-learn API (``fit``, ``predict``, ``decision_function``, ``score``).", ""]
-    for module_name, title in MODULES.items():
-        lines += [title, "-" * len(title), "", f".. automodule:: {module_name}",
-                  "   :no-members:", "   :no-index:", "", f".. currentmodule:: {module_name}",
-                  "", ".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
-        lines += [f"   {name}" for name in sorted(public_names(module_name), key=str.lower)]
-        lines.append("")
+             "The public classes and functions, by room of the package (the Design page draws "
+             "them) and module. The estimators follow the scikit-learn API (``fit``, "
+             "``predict``, ``decision_function``, ``score``).", ""]
+    for room, intro, modules in ROOMS:
+        lines += [room, "-" * len(room), "", intro, ""]
+        for module_name, title in modules.items():
+            lines += [title, "~" * len(title), "", f".. automodule:: {module_name}",
+                      "   :no-members:", "   :no-index:", "", f".. currentmodule:: {module_name}",
+                      "", ".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
+            lines += [f"   {name}" for name in sorted(public_names(module_name), key=str.lower)]
+            lines.append("")
     text = "\n".join(lines)
     if not path.exists() or path.read_text() != text:  # unchanged: no rebuild of the page
         path.write_text(text)

@@ -63,7 +63,7 @@ mathmpl_fontsize = 13.0
 mathmpl_srcset = ["2x"]
 autosummary_generate = True
 autodoc_inherit_docstrings = False  # pymanopt's method docstrings are not ours
-# The optional extras' packages: the API pages document glocal.dask_backend without dask.
+# The optional extras' packages: the API pages document glocal.solver.dask_backend without dask.
 autodoc_mock_imports = ["dask", "distributed", "dask_ml"]
 # A class page lists the methods it inherits from glocal's own classes (predict, score,
 # predict_top_k of every estimator), not those of scikit-learn's or pymanopt's classes.

@@ -1017,7 +1017,7 @@ def reliability(out):
         "runs the cases as a user would.", "",
         "**Inputs the estimators refuse, by name.** Every estimator validates X and Y the "
         "same way:", "",
-        "* X whose norm exceeds ``glocal._validation.MAX_FEATURE_NORM`` (about 2.4e51, the "
+        "* X whose norm exceeds ``glocal._utils.validation.MAX_FEATURE_NORM`` (about 2.4e51, the "
         "sixth root of the largest float64) is a ``ValueError`` asking to rescale X. Past "
         "it the solvers' products overflow: one-vs-rest LinearSVC looped without end inside "
         "liblinear (measured from a norm of about 1e77 at C = 1), the others failed in a "

@@ -14,8 +14,8 @@ __all__ = ["GLOCAL", "GLOCALCV", "GLObal", "loCAL", "FitCache", "LabelWarning",
 # Imported on first use (PEP 562), so that `glocal --help` does not wait for scikit-learn.
 _LAZY = {"GLOCAL": ".estimator", "GLObal": ".estimator", "loCAL": ".estimator",
          "FitCache": ".estimator",
-         "GLOCALCV": ".model_selection", "LabelWarning": "._validation",
-         "from_signed_labels": "._validation"}
+         "GLOCALCV": ".model_selection", "LabelWarning": "._utils.validation",
+         "from_signed_labels": "._utils.validation"}
 
 
 def __getattr__(name):

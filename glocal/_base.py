@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import MultiOutputMixin
 from sklearn.utils.validation import check_is_fitted
 
-from . import _validation
+from ._utils import validation
 
 try:
     from sklearn.utils.validation import _check_feature_names as _sklearn_feature_names
@@ -37,13 +37,13 @@ class MultiLabelMixin(MultiOutputMixin):
         observation mask (None when every entry is observed). An estimator that warns about
         degenerate labels itself passes ``warn=False``; one whose solver takes
         `glocal.labels.SparseSignedLabels` passes ``keep_sparse=True``
-        (see `_validation.check_labels`). Stores ``feature_names_in_`` as scikit-learn
+        (see `validation.check_labels`). Stores ``feature_names_in_`` as scikit-learn
         does: the column names of a DataFrame X whose names are all strings.
         """
         self._validate_params()
         _check_feature_names(self, X, reset=True)
-        X = _validation.check_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0], warn=warn,
+        X = validation.check_features(X)
+        Y_signed, J = validation.check_labels(Y, X.shape[0], warn=warn,
                                                keep_sparse=keep_sparse)
         return X, Y_signed, J
 
@@ -52,7 +52,7 @@ class MultiLabelMixin(MultiOutputMixin):
         (their number, and their names as scikit-learn checks them)."""
         check_is_fitted(self)
         _check_feature_names(self, X, reset=False)
-        return _validation.check_features(X, self.n_features_in_, type(self).__name__)
+        return validation.check_features(X, self.n_features_in_, type(self).__name__)
 
     def predict(self, X):
         """Label indicator: 1 where the score is positive (the paper's sign), else 0."""
@@ -74,7 +74,7 @@ class MultiLabelMixin(MultiOutputMixin):
         -------
         y_pred : ndarray of int of shape (n_samples, n_labels)
         """
-        from .metrics._label_sets import top_k_labels
+        from .metrics import top_k_labels
 
         return top_k_labels(self.decision_function(X), k)
 
@@ -126,6 +126,6 @@ def warn_if_scores_vanish(U, V, weight):
     # V may be a Dask array (one pass over its chunks); neither U nor V is empty.
     bound = float(np.linalg.norm(U, axis=1).max()) * float(np.linalg.norm(V, axis=0).max())
     if bound < _VANISHED:
-        _validation.warn_once(f"the fitted model's scores are all zero (every entry of U V is "
+        validation.warn_once(f"the fitted model's scores are all zero (every entry of U V is "
                               f"below {_VANISHED:g}): {weight} is too large for this data; "
                               "lower it", UserWarning, stacklevel=4)

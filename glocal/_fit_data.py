@@ -1,6 +1,6 @@
-"""The one data path of `glocal.GLOCAL.fit`: the solver's data from the estimator's
-hyperparameters and (X, Y), in memory or on Dask, and the work fits on the same X share
-(`FitCache`)."""
+"""The one path of `glocal.GLOCAL.fit` into the solver: the solver's data from the
+estimator's hyperparameters and (X, Y), in memory or on Dask, the work fits on the same X
+share (`FitCache`), and the warnings about the solver's result."""
 
 import hashlib
 import sys
@@ -9,14 +9,15 @@ from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
 
-from . import _validation
+from ._utils import validation
 from .groups import compact_group_ids, group_index, kmeans_groups
-from .losses import balanced_class_weights
-from .objective import GlocalData
-from .plan import Levers, resolve_feature_moments, resolve_sparse_labels
 from .solver import SolverOptions
+from .solver.losses import balanced_class_weights
+from .solver.objective import GlocalData
+from .solver.plan import Levers, resolve_feature_moments, resolve_sparse_labels
 
 __all__ = ["FitCache"]
 
@@ -82,7 +83,7 @@ def glocal_data(X, Y, groups, model, options, rng, cache=None):
     The one data path of `GLOCAL.fit`: it checks the data, scales the rows
     (``normalize_rows``), finds or checks the groups, appends the constant feature
     (``fit_intercept``), weighs the entries (``class_weight``) and forms the feature second
-    moments, in memory or, for a Dask X, over its chunks (`glocal.dask_backend`). ``cache``
+    moments, in memory or, for a Dask X, over its chunks (`glocal.solver.dask_backend`). ``cache``
     (a `FitCache`) shares the groups and moments between fits on the same X. Returns the
     data, the group id of every sample and the seconds spent finding the groups.
     """
@@ -95,8 +96,8 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
     """`glocal_data` of arrays and scipy-sparse matrices."""
     # A sparse Y stays sparse where the solver supports it (see GLOCAL.fit).
     keep_sparse = resolve_sparse_labels(model.loss, model.class_weight, options)
-    X = _validation.check_features(X)
-    Y_signed, J = _validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
+    X = validation.check_features(X)
+    Y_signed, J = validation.check_labels(Y, X.shape[0], keep_sparse=keep_sparse)
     if cache is None:
         cache = FitCache()
     else:  # a fresh cache has nothing to guard: hash X only for a cache that is reused
@@ -107,11 +108,11 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
 
     tic = time.perf_counter()
     if groups is None:
-        _validation.check_n_groups(model.n_groups, n_samples)
+        validation.check_n_groups(model.n_groups, n_samples)
         key = ("kmeans", model.normalize_rows, model.n_groups, rng.randint(2**31 - 1))
         groups = cache._get(key, lambda: kmeans_groups(X, *key[2:]))
     else:
-        groups = compact_group_ids(_validation.check_groups(groups, n_samples))
+        groups = compact_group_ids(validation.check_groups(groups, n_samples))
     clustering_time = time.perf_counter() - tic
 
     if model.fit_intercept:
@@ -129,9 +130,9 @@ def _in_memory_data(X, Y, groups, model, options, rng, cache):
 
 def _dask_data(X, Y, groups, model, options, rng):
     """`glocal_data` of a Dask X: the samples reached through
-    `glocal.dask_backend.DaskSamples` (no entry weights, V solved column by column); its
-    second moments are decided when the fit starts (`glocal.plan.resolve_plan`)."""
-    from . import dask_backend
+    `glocal.solver.dask_backend.DaskSamples` (no entry weights, V solved column by column); its
+    second moments are decided when the fit starts (`glocal.solver.plan.resolve_plan`)."""
+    from .solver import dask_backend
 
     if model.class_weight is not None:
         raise ValueError("GLOCAL on Dask arrays weighs every observed entry alike: use "
@@ -155,7 +156,7 @@ def _dask_data(X, Y, groups, model, options, rng):
 
 
 def solver_options(optimizer, v_closed_form, extra):
-    """The `SolverOptions` and `glocal.plan.Levers` of a fit; unknown names in ``extra`` are
+    """The `SolverOptions` and `glocal.solver.plan.Levers` of a fit; unknown names in ``extra`` are
     a ValueError."""
     extra = dict(extra or {})
     levers = dict(extra.pop("_levers", None) or {})
@@ -174,3 +175,29 @@ def solver_options(optimizer, v_closed_form, extra):
 def _append_constant(X, value):
     column = np.full((X.shape[0], 1), value)
     return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
+
+
+def all_callbacks(callbacks):
+    """One callback calling each of ``callbacks`` (None for none)."""
+    if not callbacks:
+        return None
+
+    def call(*args):
+        for function in callbacks:
+            function(*args)
+    return call
+
+
+def warn_unless_converged(result, init_max_iter, max_iter, tol, warm=False):
+    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``; for
+    the basic-model initialisation only from the model's own start (from a given solution,
+    ``warm``, a round or two re-balance the basic model before Algorithm 1 goes on)."""
+    loops = [(result.converged, "main loop", max_iter, "max_iter")]
+    if not warm:
+        loops.insert(0, (result.init_converged, "basic-model initialisation", init_max_iter,
+                         "init_max_iter"))
+    for converged, loop, cap, name in loops:
+        if not converged:
+            validation.warn_once(f"GLOCAL's {loop} stopped at {name}={cap} before its "
+                                  f"relative decrease fell below tol={tol}; increase {name} "
+                                  "or tol", ConvergenceWarning)

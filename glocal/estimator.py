@@ -5,7 +5,6 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -13,15 +12,22 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from . import _validation
 from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
-from ._fit_data import FitCache, glocal_data, is_dask_array, solver_options
+from ._fit_data import (
+    FitCache,
+    all_callbacks,
+    glocal_data,
+    is_dask_array,
+    solver_options,
+    warn_unless_converged,
+)
 from ._fitted import Array, Boolean, Floats, Integer, Mapping, Number
-from ._progress import fit_progress
-from .losses import LOSSES
-from .optimizers import OPTIMIZERS
-from .plan import CORRELATION_TERMS
+from ._utils import validation
+from ._utils.progress import fit_progress
 from .solver import glocal_fit
+from .solver.correlations import CORRELATION_TERMS
+from .solver.losses import LOSSES
+from .solver.optimizers import OPTIMIZERS
 
 
 class GLOCAL(MultiLabelMixin, BaseEstimator):
@@ -79,21 +85,20 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         ``"centered"`` (not in the paper): the same Laplacians on the scores' deviations
         from their means, F_0 - f_0 1^T and F_m - f_m 1^T (f_0 the mean score of each label
         over all samples, f_m over group m), so that they read the scores' covariance and
-        not their offsets (`glocal.centered`). ``"asymmetric"`` (not in the paper; its
-        conclusion's future work): a directed weight A_m[i, j] >= 0 per pair of labels and
-        group for "label i implies label j", each row summing to at most one (the rest,
-        a_m[i], on "label i implies no label"), learned with the scores' violations of
-        it::
+        not their offsets (`glocal.solver.correlations.centered`). ``"asymmetric"`` (not in the
+        paper; its conclusion's future work): a directed weight A_m[i, j] >= 0 per pair of labels
+        and group for "label i implies label j", each row summing to at most one (the rest, a_m[i],
+        on "label i implies no label"), learned with the scores' violations of it::
 
             sum_m [ lam3 (n_m/n) sum_{s <= n} + lam4 sum_{s in group m} ]
                   sum_i [ sum_{j != i} A_m[i, j] max(0, f_i(x_s) - f_j(x_s))^2 + a_m[i] v_0 ]
               + tau (lam3 + lam4) sum_m n_m sum_i [ sum_{j != i} A_m[i, j] log A_m[i, j]
                                                    + a_m[i] log a_m[i] + log l ]
 
-        with v_0 = 0.25 and tau = 0.1 (`glocal.implications`): each row of A_m is then a
-        Gibbs distribution over the labels that label i may imply, and none, graded by
-        how much the scores contradict each. It costs n l^2 per pass over the samples,
-        against the paper's l k^2.
+        with v_0 = 0.25 and tau = 0.1 (`glocal.solver.correlations.implications`): each row of A_m
+        is then a Gibbs distribution over the labels that label i may imply, and none, graded by
+        how much the scores contradict each. It costs n l^2 per pass over the samples, against the
+        paper's l k^2.
     max_iter : int, default=30
         Maximum number of outer iterations of Algorithm 1; a ``ConvergenceWarning`` says
         when it was reached before ``tol``.
@@ -120,7 +125,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         ``v_closed_form``): ``block_max_iter``, ``max_inner`` and ``block_rtol``, e.g.
         ``{"block_rtol": 1e-2}`` for looser block solves. None of them changes the
         objective, only how it is minimized. (The key ``"_levers"`` takes a dict of
-        `glocal.plan.Levers`, switches that only benchmarks flip.)
+        `glocal.solver.plan.Levers`, switches that only benchmarks flip.)
     fit_intercept : bool, default=False
         Not part of the paper's model. When True, a constant feature of value
         ``intercept_scaling`` is appended to X (regularized with W, as liblinear does), so
@@ -130,7 +135,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         Value of that constant feature.
     loss : {"squared", "squared_hinge", "logistic"}, default="squared"
         Not part of the paper's model unless ``"squared"``. Loss ell(y, f) of each observed
-        label entry (y = +1 / -1, f its entry of U V), see above and `glocal.losses`.
+        label entry (y = +1 / -1, f its entry of U V), see above and `glocal.solver.losses`.
     class_weight : {None, "balanced"}, default=None
         Not part of the paper's model. ``"balanced"`` weighs every observed entry of label j
         by n_j / (2 n_j(y)), with n_j its observed entries and n_j(y) those of the entry's
@@ -369,7 +374,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         instead of recomputing it).
         """
         self._validate_params()
-        _validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
+        validation.check_optimizer_map(self.optimizer, OPTIMIZERS)
         options, levers = solver_options(self.optimizer, self.v_closed_form,
                                          self.solver_options)
         if cache is not None and not isinstance(cache, FitCache):
@@ -393,10 +398,10 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,
                                 levers=levers, correlation=self.correlation,
                                 random_state=rng.randint(2**31 - 1),
-                                callback=_all_of(callbacks), initial_point=initial_point)
+                                callback=all_callbacks(callbacks), initial_point=initial_point)
         if progress is not None:
             progress.finish()
-        _warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol,
+        warn_unless_converged(result, self.init_max_iter, self.max_iter, self.tol,
                                warm=init is not None)
         warn_if_scores_vanish(result.U, result.V, f"lam2={self.lam2:g}")
 
@@ -454,7 +459,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return U, V, W, Z
 
     def _term(self, group_fractions, correlation=None):
-        """The correlation term (`glocal.plan.CORRELATION_TERMS`), of this model's
+        """The correlation term (`glocal.solver.correlations.CORRELATION_TERMS`), of this model's
         ``correlation`` or of another name."""
         return CORRELATION_TERMS[correlation or self.correlation](self.lam3, self.lam4,
                                                                   group_fractions)
@@ -491,7 +496,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         X, and so is `predict`'s result.
         """
         if is_dask_array(X):  # lazily, block by block
-            from .dask_backend import check_features
+            from .solver.dask_backend import check_features
 
             check_is_fitted(self)
             X = check_features(X, self.n_features_in_, type(self).__name__)
@@ -516,35 +521,9 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return expit(self.decision_function(X))
 
 
-def _all_of(callbacks):
-    """One callback calling each of ``callbacks`` (None for none)."""
-    if not callbacks:
-        return None
-
-    def call(*args):
-        for function in callbacks:
-            function(*args)
-    return call
-
-
 def _linear_scores(X, W, U, intercept):
     """X W U^T + intercept."""
     return np.asarray(X @ W) @ U.T + intercept
-
-
-def _warn_unless_converged(result, init_max_iter, max_iter, tol, warm=False):
-    """A ConvergenceWarning for each loop that stopped at its cap before reaching ``tol``; for
-    the basic-model initialisation only from the model's own start (from a given solution,
-    ``warm``, a round or two re-balance the basic model before Algorithm 1 goes on)."""
-    loops = [(result.converged, "main loop", max_iter, "max_iter")]
-    if not warm:
-        loops.insert(0, (result.init_converged, "basic-model initialisation", init_max_iter,
-                         "init_max_iter"))
-    for converged, loop, cap, name in loops:
-        if not converged:
-            _validation.warn_once(f"GLOCAL's {loop} stopped at {name}={cap} before its "
-                                  f"relative decrease fell below tol={tol}; increase {name} "
-                                  "or tol", ConvergenceWarning)
 
 
 class GLObal(GLOCAL):

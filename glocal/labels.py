@@ -16,7 +16,7 @@ and the sums over observed entries that the U and V blocks need are those over a
 entries minus those over M (`SparseMask`).
 
 `SparseSignedLabels` keeps B and M and supplies them. It supports the matrix products
-``Y @ A`` and ``A @ Y`` with numpy arrays, so the code of `glocal.objective` that multiplies
+``Y @ A`` and ``A @ Y`` with numpy arrays, so the code of `glocal.solver.objective` that multiplies
 by Y reads the same for both representations; the other products are methods.
 """
 

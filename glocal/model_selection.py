@@ -18,10 +18,10 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from . import _validation
+from ._utils import validation
 from ._base import MultiLabelMixin, _check_feature_names
 from ._fitted import Array, Data, Integer, Model, Number
-from ._progress import counted, fit_progress, progress_bar, settings_text
+from ._utils.progress import counted, fit_progress, progress_bar, settings_text
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision, observed_average_precision_scorer
 from .thresholds import f1_thresholds, mean_thresholds
@@ -32,11 +32,11 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # paper's): the squared hinge, a bias per label, no shrinkage of V (lam_v = 0) and
 # n_latent = min(n_labels, MAX_DEFAULT_LATENT), set in `fit` from the labels. With lam_v = 0
 # only the coupling to W^T X holds the scale of V, and block descent drifts slowly along the
-# rescalings of U V; the solver's rescaling step (`glocal.plan.Levers.rebalance`, on when
+# rescalings of U V; the solver's rescaling step (`glocal.solver.plan.Levers.rebalance`, on when
 # lam_v = 0) removes most of that drift. The caps stay above the needs of the slowest shared
 # set, and the cap on n_latent bounds the solver's k x k blocks; how each was chosen, with
 # the measurements, is in the documentation ("What the defaults are" under Model selection).
-# V and U are solved by Newton's method (`glocal.newton`), as GLOCAL does under this loss.
+# V and U are solved by Newton's method (`glocal.solver.newton`), as GLOCAL does under this loss.
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
                             "max_iter": 200, "init_max_iter": 300}
 MAX_DEFAULT_LATENT = 100
@@ -284,19 +284,19 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         self._validate_params()
         _check_feature_names(self, X, reset=True)
         given = X  # refitted as given, so that the model keeps a frame's feature names
-        names = _validation.label_names_of(Y)
-        with _validation.warnings_once(names) as fold_warnings:
-            X = _validation.check_features(X)
+        names = validation.label_names_of(Y)
+        with validation.warnings_once(names) as fold_warnings:
+            X = validation.check_features(X)
             if Y is not None:  # densified once: scipy-sparse labels and pandas nullable frames
-                Y = _validation.dense_labels(Y)
-            _validation.check_labels(Y, X.shape[0])
+                Y = validation.dense_labels(Y)
+            validation.check_labels(Y, X.shape[0])
             Y = Y.astype(float)
             base = self._base_estimator(Y.shape[1])  # n_latent of the default from the labels
             candidates = list(ParameterGrid(self._grid()))
             for params in candidates:  # unknown names or values fail here, before any fit
                 clone(base).set_params(**params)
             if groups is not None:
-                groups = _validation.check_groups(groups, X.shape[0])
+                groups = validation.check_groups(groups, X.shape[0])
             folds = self._folds(X)
             self._check_folds(Y, folds, base, candidates, groups)
             tic = time.perf_counter()
@@ -336,10 +336,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             # One process: the bar moves at every fit; else at every fold that ends.
             each_fit = bar.update if effective_n_jobs(self.n_jobs) == 1 else None
             runs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                delayed(_validation.call_recording_warnings)(
+                delayed(validation.call_recording_warnings)(
                     _walk_fold, base, candidates, plan, X, Y, groups, train, test, scorer,
                     self.path_tol, i, len(folds), self.verbose, each_fit,
-                    ignore=(_validation.LabelWarning,))
+                    ignore=(validation.LabelWarning,))
                 for i, (train, test) in enumerate(folds))
             results = []
             for run, records in runs:
@@ -390,7 +390,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         return grid
 
     def _folds(self, X):
-        return _validation.cv_folds(self.cv, X, self.random_state)
+        return validation.cv_folds(self.cv, X, self.random_state)
 
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates

@@ -14,7 +14,7 @@ shapes that agree), and every parameter against the class's constraints.
 import warnings
 from pathlib import Path
 
-from ._io import atomic_output, check_declared_size, one_line
+from ._utils.io import atomic_output, check_declared_size, one_line
 
 __all__ = ["load_model", "save_model"]
 

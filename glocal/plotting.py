@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._io import atomic_output
+from ._utils.io import atomic_output
 from .estimator import GLOCAL
 from .metrics import GREATER_IS_BETTER, PAPER_NAMES, evaluate
 

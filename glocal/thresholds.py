@@ -22,10 +22,10 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from . import _validation
+from ._utils import validation
 from ._base import MultiLabelMixin
 from ._fitted import Array, Integer, Model
-from .metrics._label_sets import top_k_labels
+from .metrics import top_k_labels
 
 __all__ = ["f1_thresholds", "top_k_labels", "LabelThresholdsCV"]
 
@@ -187,16 +187,16 @@ class LabelThresholdsCV(MultiLabelMixin, MetaEstimatorMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        names = _validation.label_names_of(Y)
-        Y_dense = _validation.dense_labels(Y).astype(float)
-        folds = _validation.cv_folds(self.cv, X, self.random_state)
+        names = validation.label_names_of(Y)
+        Y_dense = validation.dense_labels(Y).astype(float)
+        folds = validation.cv_folds(self.cv, X, self.random_state)
         # A fold's label warnings speak of its rows only: the fit on all rows says what
         # holds for the data.
-        with _validation.warnings_once(names) as records:
+        with validation.warnings_once(names) as records:
             runs = Parallel(n_jobs=self.n_jobs)(
-                delayed(_validation.call_recording_warnings)(
+                delayed(validation.call_recording_warnings)(
                     _fold_thresholds, self.estimator, X, Y_dense, train, test,
-                    ignore=(_validation.LabelWarning,))
+                    ignore=(validation.LabelWarning,))
                 for train, test in folds)
             records.extend(record for _, fold_records in runs for record in fold_records)
             self.estimator_ = clone(self.estimator).fit(X, Y)

@@ -2,7 +2,7 @@
 
 `paper_objective` is written from the paper's formula (Eq. 4) in the paper's layout
 (X is d x n, Y is l x n), with autograd.numpy so that the tests can differentiate it. It does
-not use any function of ``glocal.objective``.
+not use any function of ``glocal.solver.objective``.
 """
 
 import autograd.numpy as anp
@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from glocal import _validation
+from glocal._utils import validation
 from glocal.groups import group_index
-from glocal.objective import GlocalData
-from glocal.second_moments import THROUGH_SAMPLES, Gram, GroupGrams
+from glocal.solver.objective import GlocalData
+from glocal.solver.second_moments import THROUGH_SAMPLES, Gram, GroupGrams
 
 
 @pytest.fixture(autouse=True)
 def _fresh_warnings():
     """Every test sees glocal's warnings as a new process does: none shown yet."""
-    _validation._SHOWN.clear()
+    validation._SHOWN.clear()
 
 
 def _paper_objective(U, V, W, Z, X, Y, J, groups, lam, lam2, lam3, lam4):
@@ -59,7 +59,7 @@ def _make_problem(seed=0, n=50, d=8, l=6, k=3, g=3, missing=True, sparse=False,
     """A random `GlocalData` and a random point (U, V, W, Z), plus the dense X.
 
     ``grams``: "none" (products through X), "gram" (X^T X only) or "all" (X^T X and the
-    per-group second moments), forcing each kind of `glocal.second_moments`.
+    per-group second moments), forcing each kind of `glocal.solver.second_moments`.
     """
     rng = np.random.default_rng(seed)
     X_dense = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.4)

@@ -152,7 +152,7 @@ def test_wide_features_form_no_feature_by_feature_matrix():
     which sees numpy's allocations)."""
     import tracemalloc
 
-    from glocal.plan import MAX_BACKEND_FEATURES
+    from glocal.solver.plan import MAX_BACKEND_FEATURES
 
     n, d = 40, MAX_BACKEND_FEATURES + 1
     rng = np.random.default_rng(0)

@@ -1,7 +1,8 @@
-"""The package as a whole: its import graph follows the layers of the architecture.
+"""The package as a whole: its import graph follows the rooms of the architecture.
 
 Each module imports only from its own layer or the layers below (lazy imports inside
-functions included), and no modules import each other in a cycle.
+functions included), no modules import each other in a cycle, and a private module (a name
+starting with ``_``) is imported only from inside the package that holds it.
 """
 
 import ast
@@ -9,21 +10,25 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "glocal"
 
-# Lowest first; a module not listed belongs to the layer of its package.
+# The rooms, lowest first; a module belongs to the layer of the longest name listed that
+# is it or holds it. The solver's room has layers of its own: the terms of the objective,
+# the problems and optimizers that minimize its blocks, the correlation terms built from
+# both, then Algorithm 1 and the plan that binds them.
 LAYERS = [
-    ("foundations", ["glocal", "glocal._validation", "glocal._base", "glocal._io",
-                     "glocal._linalg", "glocal._fitted", "glocal._process",
-                     "glocal._cache", "glocal.labels", "glocal.losses", "glocal.label_fit",
-                     "glocal.coupling", "glocal.second_moments", "glocal.objective",
-                     "glocal.backends", "glocal.dask_backend", "glocal.groups",
-                     "glocal.metrics", "glocal._progress", "glocal.protocol",
+    ("foundations", ["glocal", "glocal._utils", "glocal.labels", "glocal.groups",
+                     "glocal.manifolds", "glocal.metrics", "glocal.protocol",
                      "glocal.datasets"]),
-    ("problems", ["glocal.manifolds", "glocal.preconditioners", "glocal.problems",
-                  "glocal.optimizers", "glocal.newton", "glocal.correlation",
-                  "glocal.laplacians", "glocal.centered", "glocal.implications"]),
-    ("solver", ["glocal.plan", "glocal.steps", "glocal.solver"]),
-    ("estimators", ["glocal._fit_data", "glocal.estimator", "glocal.thresholds",
-                    "glocal.model_selection", "glocal.baselines"]),
+    ("solver: terms", ["glocal.solver._cache", "glocal.solver.losses",
+                       "glocal.solver.label_fit", "glocal.solver.coupling",
+                       "glocal.solver.second_moments", "glocal.solver.objective",
+                       "glocal.solver.backends", "glocal.solver.dask_backend"]),
+    ("solver: problems", ["glocal.solver.preconditioners", "glocal.solver.problems",
+                          "glocal.solver.optimizers", "glocal.solver.newton"]),
+    ("solver: correlations", ["glocal.solver.correlations"]),
+    ("solver: algorithm", ["glocal.solver", "glocal.solver.plan", "glocal.solver.steps",
+                           "glocal.solver.algorithm"]),
+    ("estimators", ["glocal._base", "glocal._fitted", "glocal._fit_data", "glocal.estimator",
+                    "glocal.thresholds", "glocal.model_selection", "glocal.baselines"]),
     ("workflows", ["glocal.reproduce", "glocal.plotting", "glocal.persistence"]),
     ("faces", ["glocal.cli", "glocal.__main__"]),
 ]
@@ -56,11 +61,10 @@ def _imports(name, path, modules):
 
 
 def _layer(name):
-    for rank, (_, members) in enumerate(LAYERS):
-        if any(name == member or name.startswith(member + ".") for member in members
-               if member != "glocal"):
-            return rank
-    return 0 if name == "glocal" else None
+    """The rank of ``name``'s layer: that of the longest listed name that is it or holds it."""
+    matches = [(len(member), rank) for rank, (_, members) in enumerate(LAYERS)
+               for member in members if name == member or name.startswith(member + ".")]
+    return max(matches)[1] if matches else None
 
 
 def _graph():
@@ -95,3 +99,33 @@ def test_no_import_cycles():
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def test_private_modules_are_imported_only_inside_their_package():
+    """``glocal.solver._cache`` only from ``glocal.solver``, ``glocal.cli._process`` only from
+    ``glocal.cli``: other rooms import what a room's public modules (or its ``__init__``)
+    name."""
+    crossing = []
+    for importer, targets in _graph().items():
+        for target in targets:
+            parts = target.split(".")
+            for i, part in enumerate(parts):
+                holder = ".".join(parts[:i])
+                if (part.startswith("_") and not part.startswith("__") and importer != holder
+                        and not importer.startswith(holder + ".")):
+                    crossing.append(f"{importer} imports {target}")
+    assert crossing == []
+
+
+def test_at_most_twelve_modules_at_the_top():
+    """What users call sits at the top; the solver, the correlation terms, the command line
+    and the shared helpers each have a room (a subpackage) of their own."""
+    top = sorted(path.stem for path in PACKAGE.glob("*.py")
+                 if path.name not in ("__init__.py", "__main__.py"))
+    assert len(top) <= 12, top
+
+
+def test_no_module_over_600_lines():
+    long = {str(path.relative_to(PACKAGE)): n for path in PACKAGE.rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 600}
+    assert long == {}

@@ -4,7 +4,7 @@ Euclidean blocks."""
 import numpy as np
 import pytest
 
-from glocal import laplacians as lap
+from glocal.solver.correlations import laplacians as lap
 from glocal.groups import group_index
 from glocal.manifolds import RealEuclidean, UnitRows, normalize_rows
 

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_sklearn_compatibility import UNAVOIDABLE
 
 from glocal import GLOCAL, GLOCALCV, GLObal
-from glocal._progress import settings_text
+from glocal._utils.progress import settings_text
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
 from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
@@ -316,7 +316,7 @@ def test_a_nan_score_ranks_last(data):
 def test_solver_starts_from_a_given_point(make_problem):
     """The starting-point hook of `glocal_fit`: from its own solution Algorithm 1 starts where
     the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""
-    from glocal.plan import Levers
+    from glocal.solver.plan import Levers
     from glocal.solver import glocal_fit
 
     data, _, _ = make_problem(seed=3)

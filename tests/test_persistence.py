@@ -3,13 +3,14 @@
 import os
 import pickle
 import zipfile
+from pathlib import Path
 
 import joblib
 import numpy as np
 import pytest
 import skops.io as sio
 from sklearn.linear_model import LinearRegression
-from test_cli import _svmlight
+from datafiles import _svmlight
 
 import glocal
 from glocal import GLOCAL
@@ -65,6 +66,18 @@ def test_round_trip_keeps_scores_and_version(tmp_path):
         save_model(tmp_path / "m.skops", model)
     with pytest.raises(TypeError, match="LinearRegression"):
         save_model(tmp_path / "other.skops", LinearRegression())
+
+
+def test_a_model_saved_before_the_package_layout_changed_still_loads():
+    """tests/data holds a GLOCAL model saved by glocal 0.1.0 when its solver modules sat
+    directly under glocal/, with its scores on the saved rows: the file loads and scores
+    the same."""
+    data = Path(__file__).resolve().parent / "data"
+    saved = np.load(data / "glocal-0.1.0-data.npz")
+    loaded = load_model(data / "glocal-0.1.0.skops")
+    assert type(loaded["model"]) is GLOCAL
+    np.testing.assert_array_equal(loaded["model"].decision_function(saved["X"]),
+                                  saved["scores"])
 
 
 @pytest.mark.parametrize("how", ["pickle", "joblib"])

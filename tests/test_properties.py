@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from glocal._validation import check_labels
+from glocal._utils.validation import check_labels
 from glocal.reproduce.results import FIELDS, scan_results
 
 # The words by which an error message names the input it refuses.

@@ -281,7 +281,7 @@ def _same(a, b):
 
 def reproduce_paper_tables():
     """The paper's tables beside the project, when present (the report works without)."""
-    from glocal.cli import _PAPER_TABLES
+    from glocal.cli._parser import _PAPER_TABLES
 
     return _PAPER_TABLES if _PAPER_TABLES.is_file() else None
 

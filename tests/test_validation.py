@@ -8,13 +8,8 @@ import scipy.sparse as sp
 from estimators import quick_estimators
 
 from glocal import GLOCAL, from_signed_labels
-from glocal._validation import (
-    MAX_FEATURE_NORM,
-    LabelWarning,
-    check_features,
-    check_labels,
-    named_label_warnings,
-)
+from glocal._utils.validation import MAX_FEATURE_NORM, LabelWarning, check_features, \
+    check_labels, named_label_warnings
 
 
 @pytest.fixture(scope="module")

@@ -174,7 +174,7 @@ def test_glocal_fit_shows_progress_on_a_terminal_only(tmp_path):
 
 
 def test_fit_progress_moves_forward_to_the_end():
-    from glocal._progress import FitProgress
+    from glocal._utils.progress import FitProgress
 
     class Bar:
         n = 0

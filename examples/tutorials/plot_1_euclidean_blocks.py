@@ -4,10 +4,10 @@ r"""
 
 With the other blocks fixed, GLOCAL's objective is a convex quadratic in U (and in W). An
 optimizer needs three things from such a block: the cost, its gradient and the Hessian
-applied to a direction. `glocal.objective` adds them up by hand from the terms of the
-objective (the label fit, the coupling, the correlation terms of `glocal.laplacians`);
-`glocal.problems` wraps them as pymanopt problems on a Euclidean manifold, where the
-Riemannian gradient and Hessian are the Euclidean ones.
+applied to a direction. `glocal.solver.objective` adds them up by hand from the terms of the
+objective (the label fit, the coupling, the correlation terms of
+`glocal.solver.correlations.laplacians`); `glocal.solver.problems` wraps them as pymanopt problems
+on a Euclidean manifold, where the Riemannian gradient and Hessian are the Euclidean ones.
 
 This step builds the U block of a fitted model, checks the hand-written gradient and
 Hessian against finite differences, and solves the block by trust regions. Without the
@@ -22,14 +22,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from glocal import GLOCAL
-from glocal import objective as obj
+from glocal.solver import objective as obj
 from glocal.datasets import make_glocal_data
 from glocal.groups import group_index
-from glocal.laplacians import LabelLaplacians
-from glocal.optimizers import run_optimizer
+from glocal.solver.correlations.laplacians import LabelLaplacians
+from glocal.solver.optimizers import run_optimizer
 from glocal.plotting import save_figure
-from glocal.problems import u_problem
-from glocal.steps import SampleSpace
+from glocal.solver.problems import u_problem
+from glocal.solver.steps import SampleSpace
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 rng = np.random.default_rng(0)
@@ -66,7 +66,7 @@ print(f"l={U.shape[0]} labels, k={U.shape[1]} latent labels, g={len(B)} groups")
 # shrinks like :mathmpl:`t^2`, and the gradient's change along D is the Hessian applied
 # to D.
 # With V fixed the label term is quadratic in U: it is evaluated from small sufficient
-# statistics of V (`glocal.label_fit.UStatistics`: :mathmpl:`VV^\top`,
+# statistics of V (`glocal.solver.label_fit.UStatistics`: :mathmpl:`VV^\top`,
 # :mathmpl:`YV^\top`, :mathmpl:`\|Y\|_F^2`), built once per block.
 stats = data.label.u_term(V, data)
 cost = lambda U: obj.u_cost_grad(U, stats, data.lam2, sides)[0]  # noqa: E731

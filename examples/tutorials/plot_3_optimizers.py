@@ -13,8 +13,9 @@ The Z block of GLOCAL is solved here three ways, from the same start, with pyman
   the model predicted. It uses second-order information and converges quadratically near
   a solution.
 
-The cost, gradient and Hessian are GLOCAL's own (`glocal.laplacians.z_cost_grad` and
-`z_hessp`); the problem below records the cost at every iterate.
+The cost, gradient and Hessian are GLOCAL's own
+(`glocal.solver.correlations.laplacians.z_cost_grad` and `z_hessp`); the problem below records the
+cost at every iterate.
 """
 
 import os
@@ -27,14 +28,14 @@ from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
 from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
 from glocal import GLOCAL
-from glocal import laplacians as lap
-from glocal import objective as obj
+from glocal.solver.correlations import laplacians as lap
+from glocal.solver import objective as obj
 from glocal.datasets import make_glocal_data
 from glocal.groups import group_index
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
-from glocal.problems import block_problem
-from glocal.steps import SampleSpace
+from glocal.solver.problems import block_problem
+from glocal.solver.steps import SampleSpace
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 
@@ -124,8 +125,8 @@ for result in results.values():
 
 # %%
 # The fit hands the same cost, gradient and Hessian to its Z block's solver: the
-# correlation terms' ``update`` builds the block (`glocal.correlation.Block`) and the
-# solver makes it a pymanopt problem (`glocal.problems.block_problem`).
+# correlation terms' ``update`` builds the block (`glocal.solver.correlations.Block`) and the
+# solver makes it a pymanopt problem (`glocal.solver.problems.block_problem`).
 handed = []
 terms.update(U, model.Z_, B, lambda name, block, start: handed.append(block) or (start, 0.0))
 assert np.isclose(block_problem(handed[0]).cost(results["trust regions"].point),

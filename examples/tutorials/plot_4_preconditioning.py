@@ -15,7 +15,7 @@ GLOCAL's W block is a quadratic whose Hessian,
 
    2 \left(\lambda\, X X^\top \otimes I + \lambda_2 I\right) + \mathrm{manifold\ terms},
 
-inherits the conditioning of the features. `glocal.preconditioners.DenseW` inverts the
+inherits the conditioning of the features. `glocal.solver.preconditioners.DenseW` inverts the
 basic model's part exactly (a Cholesky factor of :mathmpl:`\lambda X X^\top + \lambda_2 I`)
 and approximates the manifold terms. Here features are put on very different scales, and the
 block is solved by trust regions with and without the preconditioner, counting Hessian
@@ -31,14 +31,14 @@ from matplotlib.figure import Figure
 from pymanopt.manifolds import Euclidean
 
 from glocal import GLOCAL
-from glocal import objective as obj
+from glocal.solver import objective as obj
 from glocal.datasets import make_glocal_data
 from glocal.groups import group_index
-from glocal.laplacians import LabelLaplacians
-from glocal.optimizers import run_optimizer
-from glocal.plan import resolve_feature_moments
+from glocal.solver.correlations.laplacians import LabelLaplacians
+from glocal.solver.optimizers import run_optimizer
+from glocal.solver.plan import resolve_feature_moments
 from glocal.plotting import save_figure
-from glocal.preconditioners import DenseW
+from glocal.solver.preconditioners import DenseW
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 
@@ -64,7 +64,7 @@ print(f"condition number of X^T X: {np.linalg.cond(gram):.2e}")
 
 def w_block(product, preconditioner, counter):
     """GLOCAL's W block as a pymanopt problem that counts its Hessian products; ``product``
-    is its quadratic part (`glocal.objective.w_products`)."""
+    is its quadratic part (`glocal.solver.objective.w_products`)."""
     decorate = pymanopt.function.numpy(Euclidean(d, k))
 
     @decorate

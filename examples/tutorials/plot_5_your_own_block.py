@@ -2,7 +2,7 @@ r"""
 5. Writing your own block as a pymanopt problem
 ===============================================
 
-Every block of GLOCAL follows one recipe (`glocal.problems`): a pure function giving the
+Every block of GLOCAL follows one recipe (`glocal.solver.problems`): a pure function giving the
 cost and the Euclidean gradient, one giving the Hessian applied to a direction, a
 manifold, and a `pymanopt.Problem` tying them together. This step writes a new block in
 that style and checks it the way GLOCAL's blocks are checked.
@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
-from glocal.optimizers import run_optimizer
+from glocal.solver.optimizers import run_optimizer
 
 OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 rng = np.random.default_rng(0)

@@ -12,10 +12,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import row_norms
 from sklearn.utils._param_validation import Interval
 
-from .. import _validation
+from .._utils import validation
 from .._base import MultiLabelMixin
 from .._fitted import Array, Integer
-from .._validation import LabelWarning
+from .._utils.validation import LabelWarning
 
 
 def _fit_svm(X, y, C, dual, seed, max_iter=1000):
@@ -90,7 +90,7 @@ class BR(MultiLabelMixin, BaseEstimator):
         -------
         self
         """
-        label_names = _validation.label_names_of(Y)
+        label_names = validation.label_names_of(Y)
         X, Y_signed, J = self._check_training_data(X, Y, warn=False)
         # liblinear copies X into its own sparse rows for every label: from CSR that copy
         # reads the non-zeros only (from dense X it scans every entry, and drops the zeros,
@@ -118,7 +118,7 @@ class BR(MultiLabelMixin, BaseEstimator):
             dual = small_rows or X_j.shape[0] < X_j.shape[1]
             self.coef_[j], self.intercept_[j] = _fit_svm(X_j, y, self.C, dual, seed)
         if constant:
-            _validation.warn_once(f"BR: {_validation.labels_text(constant, label_names)} "
+            validation.warn_once(f"BR: {validation.labels_text(constant, label_names)} "
                                   "have one class only among their observed entries; they "
                                   "get a constant score", LabelWarning)
         self.n_features_in_ = X.shape[1]

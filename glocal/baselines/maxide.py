@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _validation
+from .._utils import validation
 from .._base import MultiLabelMixin
 from .._fitted import Array, Integer
 
@@ -376,7 +376,7 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
         n, l = Y_obs.shape
         B = None
         if label_features is not None:
-            F = _validation.check_features(label_features)
+            F = validation.check_features(label_features)
             if F.shape[0] != l:
                 raise ValueError(f"label_features must have one row per label ({l}), got "
                                  f"{F.shape[0]} rows")
@@ -434,7 +434,7 @@ class MAXIDE(MultiLabelMixin, BaseEstimator):
             scores = self.completed_scores_
         else:
             scores = self.decision_function(X)
-        Y_signed, J = _validation.check_labels(Y, scores.shape[0])
+        Y_signed, J = validation.check_labels(Y, scores.shape[0])
         if Y_signed.shape[0] != scores.shape[1]:
             raise ValueError(f"Y has {Y_signed.shape[0]} labels, but MAXIDE was fitted with "
                              f"{scores.shape[1]}")

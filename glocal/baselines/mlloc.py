@@ -8,10 +8,10 @@ from scipy.linalg import cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-from .. import _validation
+from .._utils import validation
 from .._base import MultiLabelMixin
 from .._fitted import Array, Integer
-from .._linalg import cho_factor_psd
+from .._utils.linalg import cho_factor_psd
 from ..groups import kmeans_groups
 
 # Inner solver settings (they change how exactly each block is solved, never the objective).
@@ -194,7 +194,7 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         M = np.ones_like(Ys) if J is None else J.T.copy()  # observed entries
         n, d = X.shape
 
-        _validation.check_n_groups(self.n_groups, n)
+        validation.check_n_groups(self.n_groups, n)
         groups = kmeans_groups(Ys, self.n_groups, random_state=self.random_state)
         m = int(groups.max()) + 1
         C = np.zeros((n, m))
@@ -253,7 +253,7 @@ class MLLOC(MultiLabelMixin, BaseEstimator):
         """The ML-LOC objective at the fitted arrays on training data (X, Y) and
         ``local_codes_``; equals ``objective_history_[-1]`` on the data given to ``fit``."""
         X = self._check_fitted_features(X)
-        Y_signed, J = _validation.check_labels(Y, X.shape[0])
+        Y_signed, J = validation.check_labels(Y, X.shape[0])
         if X.shape[0] != self.local_codes_.shape[0]:
             raise ValueError("the objective needs the training data (one code per row)")
         d = self.n_features_in_

@@ -71,7 +71,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._base import MultiLabelMixin
 from .._fitted import Array, Integer
-from .._linalg import cho_factor_psd
+from .._utils.linalg import cho_factor_psd
 
 # Largest d x d (or n x n) Gram matrix formed for the ridge solve: 4000^2 doubles = 128 MiB.
 _GRAM_LIMIT = 4000

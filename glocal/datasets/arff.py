@@ -33,7 +33,7 @@ import arff
 import numpy as np
 import scipy.sparse as sp
 
-from .._io import one_line
+from .._utils.io import one_line
 from ._base import dataset_bunch, split_stem
 
 _MEKA_LABELS = re.compile(r"(?:^|\s)-C\s+(-?\d+)")

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from scipy.io import loadmat
 from scipy.io.matlab import MatReadError
 
-from .._io import check_declared_size, one_line
+from .._utils.io import check_declared_size, one_line
 from ._base import dataset_bunch, default_names, split_stem
 
 _LAYOUTS = (("train_data", "train_target", "test_data", "test_target"), ("data", "target"))

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_files
 
-from .._io import memory_budget
+from .._utils.io import memory_budget
 from ._base import dataset_bunch, default_names, split_stem
 
 
@@ -49,7 +49,7 @@ def load_svmlight(paths, n_labels=None, n_features=None, index_base=None):
         If a file is malformed (a cut last row included), a label is not an integer in
         ``[0, n_labels)``, an index is 0 with ``index_base=1`` or none is with
         ``index_base=0``, or the label numbers or feature indices ask for more than the
-        memory budget (`glocal._io.memory_budget`).
+        memory budget (`glocal._utils.io.memory_budget`).
     """
     paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     shown = " / ".join(str(path) for path in paths)

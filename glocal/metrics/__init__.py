@@ -48,7 +48,8 @@ Each measure sorts every row once (every column for ``label_auc``; ``O(n l log l
 counts pairs from cumulative counts over tie groups; no pair is ever enumerated.
 """
 
-from ._label_sets import label_report, macro_f1, micro_f1, ndcg_at_k, precision_at_k
+from ._label_sets import label_report, macro_f1, micro_f1, ndcg_at_k, precision_at_k, \
+    top_k_labels
 from ._ranking import (
     GREATER_IS_BETTER,
     PAPER_NAMES,

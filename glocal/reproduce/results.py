@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_output, csv_text
+from .._utils.io import atomic_output, csv_text
 
 MEASURES = ("ranking_loss", "instance_auc", "coverage", "average_precision", "label_auc")
 # Parts of a fit time, in the order of the paper's timing table (C, I, F, R).
@@ -351,7 +351,7 @@ def _csv_lines(rows, header):
 
 def _escaped(text):
     """A text cell as stored: a leading apostrophe before one that a spreadsheet would take
-    for a formula (see `glocal._io.csv_text`) or that starts with an apostrophe itself, so
+    for a formula (see `glocal._utils.io.csv_text`) or that starts with an apostrophe itself, so
     that reading it back (`_unescaped`) gives the text as it was."""
     return "'" + text if text.startswith("'") else csv_text(text)
 

@@ -12,11 +12,11 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from ..datasets import load_dataset, make_glocal_data
-from ..datasets._base import known_names
+from ..datasets import known_names
 from ..groups import kmeans_groups
-from .._io import atomic_output
+from .._utils.io import atomic_output
 from ..model_selection import select_hyperparameters
-from .._validation import LabelWarning, named_label_warnings
+from .._utils.validation import LabelWarning, named_label_warnings
 from ..metrics import evaluate
 from ..protocol import evaluate_masked, random_splits, sample_observed
 from .methods import (

@@ -1,0 +1,33 @@
+"""``glocal predict``: scores, label sets or top labels of a data file's rows."""
+
+from .._utils.io import atomic_output, csv_text
+from .._utils.progress import counted
+from ._common import _check_data, _load_data, _output, _read_model
+
+
+def run(args):
+    import csv
+
+    import numpy as np
+
+    from ..datasets.load import input_files
+    from ..thresholds import top_k_labels
+
+    _output(args.out, args, [args.model, *input_files(args.data, args.xml)])
+    saved = _read_model(args.model)
+    data = _load_data(args.data, args, "test", model=saved)
+    _check_data(saved, data, args.data)
+    scores = saved["model"].decision_function(data.X)
+    if args.top_k is not None:
+        values, kind = top_k_labels(scores, args.top_k), f"the top {args.top_k} labels"
+    elif args.labels:
+        values, kind = (scores > saved["thresholds"]).astype(int), "labels"
+    else:
+        values, kind = scores, "scores"
+    with atomic_output(args.out, overwrite=args.force) as file:
+        writer = csv.writer(file, lineterminator="\n")
+        writer.writerow([csv_text(name) for name in saved["label_names"]])
+        writer.writerows(np.asarray(values).tolist())
+    print(f"wrote {kind} of {counted(values.shape[0], 'row')} x "
+          f"{counted(values.shape[1], 'label')} to {args.out}")
+    return 0

@@ -362,8 +362,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
                 progress.finish()
         self.refit_time_ = time.perf_counter() - tic
         self._say(f"refitted {settings_text(self.best_params_)} on all {Y.shape[0]} rows in "
-                  f"{self.refit_time_:.1f} s ({best.n_init_iter_} + {best.n_iter_} "
-                  "iterations)")
+                  f"{self.refit_time_:.1f} s ({_iterations_text(best)})")
 
     def _say(self, text):
         if self.verbose:
@@ -544,9 +543,15 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
             each_fit()
         if verbose >= 2:
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
-                  f"{scores[i]:.4f} ({times[i]:.2f} s, {model.n_init_iter_} + "
-                  f"{model.n_iter_} iterations)", flush=True)
+                  f"{scores[i]:.4f} ({times[i]:.2f} s, {_iterations_text(model)})",
+                  flush=True)
     return scores, times, n_init_iter, n_iter, thresholds
+
+
+def _iterations_text(model):
+    """``10 initialisation rounds, 3 outer iterations`` of a fitted GLOCAL."""
+    return (f"{counted(model.n_init_iter_, 'initialisation round')}, "
+            f"{counted(model.n_iter_, 'outer iteration')}")
 
 
 def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, random_state=None,

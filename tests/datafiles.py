@@ -23,9 +23,10 @@ def _svmlight(path, seed, n=80, d=6, l=3):
 
 
 def _arff(path, X, Y=None, relation="data"):
-    """A dense ARFF file: MEKA labels a, b, c first (-C 3), or no labels without Y."""
+    """A dense ARFF file: MEKA labels a, b, c first (-C 3), NaN in Y written as a missing
+    value ('?'), or no labels without Y."""
     labels = "" if Y is None else "".join(f"@attribute {name} {{0,1}}\n" for name in "abc")
-    rows = [",".join(([] if Y is None else [str(int(v)) for v in Y[i]])
+    rows = [",".join(([] if Y is None else ["?" if v != v else str(int(v)) for v in Y[i]])
                      + [f"{v:.4f}" for v in X[i]]) for i in range(len(X))]
     if Y is not None:
         relation += ": -C 3"

@@ -347,6 +347,39 @@ def test_bad_label_value(tmp_path, declared, good, bad, row):
     assert "'y'" in str(info.value) and f"row {row}" in str(info.value)
 
 
+@pytest.mark.parametrize("declared", ["{0,1}", "numeric"])
+def test_missing_label_values_are_nan_when_accepted(tmp_path, declared):
+    text = (f"@relation 'x: -C 2'\n@attribute y1 {declared}\n@attribute y2 {declared}\n"
+            "@attribute f numeric\n@data\n1,?,1\n?,0,2\n0,1,3\n")
+    path = write(tmp_path / "missing.arff", text)
+    with raises_naming(ValueError, path) as info:
+        load(path)
+    assert "'y2'" in str(info.value) and "row 1 has a missing value" in str(info.value)
+    assert "missing_labels=True" in str(info.value)
+    data = load(path, missing_labels=True)
+    assert data.Y.dtype == np.float64
+    np.testing.assert_array_equal(data.Y, [[1, np.nan], [np.nan, 0], [0, 1]])
+    # Complete labels stay int; a value other than 0, 1 and '?' is still refused.
+    assert load(write(tmp_path / "full.arff", text.replace("?", "0")),
+                missing_labels=True).Y.dtype.kind == "i"
+    with raises_naming(ValueError, path) as info:
+        load(write(tmp_path / "missing.arff", text.replace("0,1,3", "0,0.5,3")),
+             missing_labels=True)
+    assert "0.5" in str(info.value)  # for {0,1}: not among the declared values
+
+
+def test_missing_label_values_in_sparse_rows_and_nominal_words(tmp_path):
+    write(tmp_path / "sparse.xml", xml_for("y1", "y2"))
+    path = write(tmp_path / "sparse.arff", SPARSE_ARFF.replace("{0 -1}", "{0 -1,4 ?}"))
+    np.testing.assert_array_equal(load(path, missing_labels=True).Y,
+                                  [[1, 0], [0, 1], [0, np.nan], [0, 0]])
+    text = "@relation 'x: -C 1'\n@attribute y {a,b}\n@attribute f numeric\n@data\n?,1\nb,2\n"
+    path = write(tmp_path / "words.arff", text)
+    with raises_naming(ValueError, path) as info:
+        load(path, missing_labels=True)
+    assert "row 2 has a non-numeric value" in str(info.value)
+
+
 def test_unknown_extension(tmp_path):
     path = write(tmp_path / "data.csv", "1,2\n")
     with raises_naming(ValueError, path):

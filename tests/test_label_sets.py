@@ -174,3 +174,21 @@ def test_glocalcv_names_labels_of_a_frame_once(data):
     assert texts == ["labels 'L3' are never positive among their observed entries: they "
                      "will be ranked low"], texts
     assert caught[0].filename == __file__  # raised where the user called fit
+
+
+def test_label_report_leaves_missing_labels_out():
+    """With NaN in y_true, each label's measures are those of its observed rows alone."""
+    rng = np.random.default_rng(3)
+    Y = (rng.random((60, 4)) < 0.4).astype(float)
+    scores = Y + rng.normal(scale=0.8, size=Y.shape)
+    predicted = (scores > 0.5).astype(int)
+    hidden = sample_observed(Y, 0.5, random_state=0)
+    report = label_report(hidden, scores, predicted)
+    for j in range(4):
+        rows = ~np.isnan(hidden[:, j])
+        y, s, p = Y[rows, j], scores[rows, j], predicted[rows, j]
+        assert report["support"][j] == y.sum()
+        assert report["auc"][j] == pytest.approx(roc_auc_score(y, s))
+        precision, recall, f1, _ = precision_recall_fscore_support(y, p, average="binary")
+        assert (report["precision"][j], report["recall"][j], report["f1"][j]) == \
+            pytest.approx((precision, recall, f1))

@@ -173,7 +173,8 @@ def test_fitted_attributes_refit_and_pickle(data, capsys):
     assert list(results["param_lam2"]) == [4.0, 4.0, 1.0, 1.0]
     # lam2 = 1 starts warm from lam2 = 4's solution: one round of the initialisation.
     np.testing.assert_array_equal(results["mean_n_init_iter"][2:], 1.0)
-    printed = [int(count) for count in re.findall(r"s, (\d+) \+ \d+ iterations\)", out)]
+    printed = [int(count) for count in
+               re.findall(r"s, (\d+) initialisation rounds?, \d+ outer iterations?\)", out)]
     assert len(printed) == 3 * 4  # the fold lines; means of 3 folds are sums / 3 in floats
     assert sum(printed) == pytest.approx(3 * results["mean_n_init_iter"].sum(), abs=1e-9)
     assert model.n_splits_ == 3 and model.n_features_in_ == X.shape[1]

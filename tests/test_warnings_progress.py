@@ -118,7 +118,8 @@ def test_glocalcv_shows_progress_through_search_and_refit_on_a_terminal(monkeypa
     assert re.search(r"GLOCALCV refit: 100%.*\[\d\d:\d\d<\d\d:\d\d\]", shown)
     out = capsys.readouterr().out
     # The refit's time is the refit's.
-    refit = re.search(r"refitted .* on all 90 rows in (\d+\.\d) s \((\d+) \+ (\d+) iter", out)
+    refit = re.search(r"refitted .* on all 90 rows in (\d+\.\d) s \((\d+) initialisation "
+                      r"rounds?, (\d+) outer iterations?\)", out)
     assert refit and float(refit.group(1)) == round(model.refit_time_, 1)
     assert (int(refit.group(2)), int(refit.group(3))) == (model.best_estimator_.n_init_iter_,
                                                           model.best_estimator_.n_iter_)

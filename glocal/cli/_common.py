@@ -25,9 +25,11 @@ def _hint_replaced(python_hint, hint):
 
 
 def _load_data(path, args, default, model=None):
-    """A data file's rows of one split: "train", "test" or "all" (default: ``default`` when
-    the file has a predefined split, else all rows). With a saved ``model``, files without
-    labels are accepted and svmlight files take the model's numbers of features and labels."""
+    """A data file's rows of one split: "train", "test" or "all" (by default the rows of the
+    file named: of scene-train.arff its own rows, not its test file's; of a dataset directory
+    holding a predefined split, the ``default`` split). Missing labels (``?``) are NaN. With a
+    saved ``model``, files without labels are accepted and svmlight files take the model's
+    numbers of features and labels."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -37,8 +39,10 @@ def _load_data(path, args, default, model=None):
     if model is not None:
         shape = dict(unlabeled=True, n_features=model["model"].n_features_in_,
                      n_labels=len(model["label_names"]), index_base=model["index_base"])
-    data = load(path, xml=args.xml, **shape)
-    split = args.split or (default if "train_idx" in data else "all")
+    data = load(path, xml=args.xml, missing_labels=True, **shape)
+    split = args.split
+    if split is None:  # a file stands for its own rows, a directory for its default split
+        split = "all" if "train_idx" not in data else default if Path(path).is_dir() else "train"
     data.described = str(path)
     if split != "all":
         if f"{split}_idx" not in data:

@@ -17,11 +17,13 @@ def run(args):
         raise ValueError(f"{args.data} has no labels to evaluate against; 'glocal predict' "
                          "scores it")
     n_rows, dropped = X.shape[0], ""
+    observed = ~np.isnan(Y)
+    positive = "a positive label" if observed.all() else "an observed positive label"
     if not args.keep_unlabeled:  # as the paper does
-        keep = np.asarray(Y.sum(axis=1)).ravel() > 0
-        X, Y = X[keep], Y[keep]
-        dropped = (f"; dropped {counted(n_rows - X.shape[0], 'row')} without a positive "
-                   "label (--keep-unlabeled keeps them)")
+        keep = (Y == 1).any(axis=1)
+        X, Y, observed = X[keep], Y[keep], observed[keep]
+        dropped = (f"; dropped {counted(n_rows - X.shape[0], 'row')} without {positive} "
+                   "(--keep-unlabeled keeps them)")
         if not X.shape[0]:
             raise ValueError(f"no row of {args.data} has a positive label")
     notes = []
@@ -36,33 +38,41 @@ def run(args):
     predicted = scores > saved["thresholds"]
     print(f"{counted(X.shape[0], 'row')} of {data.described}{dropped}"
           + "".join(f"; {note}" for note in notes))
-    for short, name, value in _measures(Y, scores, predicted):
+    if not observed.all():
+        print(f"missing labels: {int((~observed).sum())} of {Y.size} label entries; every "
+              "measure below is of the observed entries only (P@k and nDCG, which need every "
+              "label, are left out)")
+    for short, name, value in _measures(Y, scores, predicted, observed):
         print(f"{short:<8}{name:<24}{value:.4f}")
     if args.per_label:
         _print_label_report(Y, scores, predicted, saved["label_names"])
     return 0
 
 
-def _measures(Y, scores, predicted):
-    """(short name, name, value) of every measure 'glocal evaluate' prints."""
+def _measures(Y, scores, predicted, observed):
+    """(short name, name, value) of every measure 'glocal evaluate' prints, on the
+    ``observed`` entries of ``Y`` (NaN elsewhere)."""
     import numpy as np
 
     from ..metrics import (
         PAPER_NAMES,
         evaluate,
+        evaluate_masked,
         macro_f1,
         micro_f1,
         ndcg_at_k,
         precision_at_k,
     )
 
-    ranking = evaluate(Y, scores)
+    complete = observed.all()
+    ranking = evaluate(Y, scores) if complete else evaluate_masked(Y, scores, observed)
     rows = [(short, name, ranking[name]) for short, name in PAPER_NAMES.items()]
     rows.append(("", "label_auc (mean)", ranking["label_auc"]))
-    for k in (1, 3, 5):
-        rows.append((f"P@{k}", "precision_at_k", precision_at_k(Y, scores, k)))
-    for k in (3, 5):
-        rows.append((f"nDCG@{k}", "ndcg_at_k", ndcg_at_k(Y, scores, k)))
+    if complete:  # the top of a ranking with missing labels in it is not known
+        for k in (1, 3, 5):
+            rows.append((f"P@{k}", "precision_at_k", precision_at_k(Y, scores, k)))
+        for k in (3, 5):
+            rows.append((f"nDCG@{k}", "ndcg_at_k", ndcg_at_k(Y, scores, k)))
     rows += [("", "micro_f1", micro_f1(Y, predicted)),
              ("", "macro_f1", macro_f1(Y, predicted)),
              ("", "rows with no label", float(np.mean(predicted.sum(axis=1) == 0)))]

@@ -27,9 +27,12 @@ def run(args):
                          "model only: add --paper (the recommended model fits a data file)")
     (n, d), l = data.X.shape, data.Y.shape[1]
     model = _fit_model(args, l)
+    if args.observed is not None:
+        data.Y = _hide_labels(data, args)
     name = "GLOCAL()" if args.paper else "GLOCALCV()"
     print(f"fitting {name} to {counted(n, 'row')} x {counted(d, 'feature')}, "
-          f"{counted(l, 'label')} of {data.described}{_search_plan(model)}", flush=True)
+          f"{counted(l, 'label')} of {data.described}{_observed_text(data.Y, args)}"
+          f"{_search_plan(model)}", flush=True)
     with named_label_warnings(known_names(data.label_names)), _dask_client(args.scheduler):
         tic = time.perf_counter()
         model.fit(data.X, data.Y)
@@ -56,7 +59,49 @@ def run(args):
         what = (f"{settings_text(search.best_params_)} refitted on all rows, with each "
                 "label's threshold tuned by the cross-validation")
     print(f"fitted {name} in {seconds:.1f} s ({what}); saved it to {args.model}")
+    if not args.paper:
+        _edge_hint(search)
     return 0
+
+
+def _hide_labels(data, args):
+    """The training labels with all but a fraction ``--observed`` of each label's positives
+    and of its negatives hidden (NaN), as `glocal.protocol.sample_observed` hides them."""
+    import numpy as np
+
+    from ..protocol import sample_observed
+
+    if Path(args.data).is_dir():
+        raise ValueError("--observed applies to a data file, not to a chunk directory")
+    missing = int(np.isnan(data.Y).sum())
+    if missing:
+        raise ValueError(f"--observed hides labels of complete data, but {data.described} "
+                         f"already has {counted(missing, 'missing label')}")
+    return sample_observed(data.Y, args.observed, random_state=args.seed)
+
+
+def _observed_text(Y, args):
+    """`` (3 of 10 label entries observed, ...)`` when labels are missing, else nothing."""
+    import numpy as np
+
+    if Path(args.data).is_dir() or not np.isnan(Y).any():
+        return ""
+    why = ("the others hidden by --observed" if args.observed is not None
+           else "the missing ones are left out of the fit")
+    return f" ({int(np.count_nonzero(~np.isnan(Y)))} of {Y.size} label entries observed; {why})"
+
+
+def _edge_hint(search):
+    """One line when the chosen lam2 is the smallest or the largest value searched: the best
+    value may lie beyond the grid."""
+    values = search.param_grid.get("lam2", [])
+    best = search.best_params_.get("lam2")
+    if len(values) < 2 or best not in (min(values), max(values)):
+        return
+    side, factor = ("smallest", 0.5) if best == min(values) else ("largest", 2.0)
+    beyond = " ".join(f"{best * factor ** i:g}" for i in range(3))
+    print(f"hint: lam2={best:g} is the {side} value searched, so a value beyond it may fit "
+          f"better; search further with --lam2 {beyond}")
 
 
 def _search_plan(model):
@@ -91,9 +136,15 @@ def _fit_model(args, n_labels):
     if args.n_latent is not None and args.n_latent > n_labels:
         raise ValueError(f"--n-latent {args.n_latent} is more than the {n_labels} labels of "
                          f"{args.data}: the latent labels are at most as many as the labels")
+    lam2 = None if args.lam2 is None else list(dict.fromkeys(args.lam2))  # in order, once
+    if args.paper and lam2 is not None and len(lam2) > 1:
+        raise ValueError("--lam2 takes one value with --paper (several are searched by the "
+                         "recommended model's cross-validation)")
     given = {name: getattr(args, name) for name in
-             ("loss", "n_latent", "lam2", "fit_intercept", "normalize_rows", "max_iter")
+             ("loss", "n_latent", "fit_intercept", "normalize_rows", "max_iter")
              if getattr(args, name) is not None}
+    if lam2 is not None and len(lam2) == 1:
+        given["lam2"] = lam2[0]
     common = dict(n_groups=args.n_groups, lam3=args.lam3, lam4=args.lam4, tol=args.tol,
                   random_state=args.seed)
     verbose = 2 if args.verbose else 1  # 1: progress bars on a terminal
@@ -106,6 +157,8 @@ def _fit_model(args, n_labels):
     base = GLOCAL(**{**DEFAULT_ESTIMATOR_PARAMS,
                      "n_latent": min(n_labels, MAX_DEFAULT_LATENT), **given}, **common)
     grid = {name: values for name, values in DEFAULT_PARAM_GRID.items() if name not in given}
+    if lam2 is not None and len(lam2) > 1:
+        grid["lam2"] = lam2
     return GLOCALCV(base, grid, cv=folds, n_jobs=jobs, random_state=args.seed,
                     verbose=verbose)
 

@@ -1,6 +1,7 @@
 """The command line's parser: its commands, options and argument types."""
 
 import argparse
+import math
 import os
 from pathlib import Path
 
@@ -91,8 +92,9 @@ def build_parser():
     reproduce.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     reproduce.set_defaults(run=_reproduce.run)
 
-    split_help = ("rows to use: train, test or all (default: {} when the file has a "
-                  "predefined split, else all)")
+    split_help = ("rows to use: train, test or all (default: the rows of the file named, "
+                  "e.g. those of scene-train.arff only, not those of scene-test.arff beside "
+                  "it; for a dataset directory holding a train/test pair, its {} split)")
     xml_help = ("Mulan XML file naming the label attributes of an ARFF file (default: "
                 "<name>.xml beside it)")
     fit = commands.add_parser(
@@ -122,6 +124,13 @@ def build_parser():
                           "Dask's threads in this process")
     fit.add_argument("--xml", help=xml_help)
     fit.add_argument("--split", choices=("train", "test", "all"), help=split_help.format("train"))
+    fit.add_argument("--observed", type=_fraction, metavar="RHO",
+                     help="for experiments: keep observed a fraction RHO in (0, 1] of each "
+                          "label's positive and of its negative entries, chosen at random by "
+                          "--seed, and hide the others before fitting, as "
+                          "glocal.protocol.sample_observed does (0.3 hides 70%% of the "
+                          "labels); the file's labels must be complete. Without it, labels "
+                          "missing in the file ('?' in ARFF) are left out of the fit")
     fit.add_argument("--cv-folds", type=int, metavar="N",
                      help="number of cross-validation folds (default 3; not with --paper)")
     fit.add_argument("--jobs", type=_n_jobs, metavar="N",
@@ -131,21 +140,23 @@ def build_parser():
                      help="loss on each observed label entry: squared (the paper's; the "
                           "default with --paper), squared_hinge (LinearSVC's; the default) "
                           "or logistic")
-    fit.add_argument("--n-latent", type=int, metavar="K",
+    fit.add_argument("--n-latent", type=_positive, metavar="K",
                      help="k, the number of latent labels: the rank of the label "
                           "factorization Y ~ UV, at most the number of labels (default: the "
                           "number of labels up to 100; 20 with --paper)")
-    fit.add_argument("--n-groups", type=int, default=4, metavar="G",
+    fit.add_argument("--n-groups", type=_positive, default=4, metavar="G",
                      help="g, the number of local groups of rows, found by k-means on the "
                           "features (default 4)")
-    fit.add_argument("--lam2", type=float,
+    fit.add_argument("--lam2", type=_above_zero, nargs="+", metavar="LAM2",
                      help="lambda2, weight of the ridge penalty on U, V and W; larger values "
-                          "shrink the scores and can wipe out rare labels (default: chosen "
-                          "in {16, 4, 2, 1}; 4 with --paper)")
-    fit.add_argument("--lam3", type=float, default=1e-3,
+                          "shrink the scores and can wipe out rare labels. Several values "
+                          "are searched by the cross-validation, e.g. --lam2 1 0.5 0.25 "
+                          "(default: chosen in {16, 4, 2, 1}; 4 with --paper, which takes "
+                          "one value)")
+    fit.add_argument("--lam3", type=_at_least_zero, default=1e-3,
                      help="lambda3, weight of the global label-correlation term (default "
                           "1e-3)")
-    fit.add_argument("--lam4", type=float, default=1e-3,
+    fit.add_argument("--lam4", type=_at_least_zero, default=1e-3,
                      help="lambda4, weight of the local (per-group) label-correlation terms "
                           "(default 1e-3)")
     fit.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction,
@@ -154,10 +165,10 @@ def build_parser():
     fit.add_argument("--normalize-rows", action=argparse.BooleanOptionalAction,
                      help="scale every row of features to unit norm (not in the paper's "
                           "model; default: chosen by cross-validation; off with --paper)")
-    fit.add_argument("--max-iter", type=int, metavar="N",
+    fit.add_argument("--max-iter", type=_at_least_zero_whole, metavar="N",
                      help="most outer iterations of the alternating minimization (default "
                           "200; 30 with --paper)")
-    fit.add_argument("--tol", type=float, default=1e-4,
+    fit.add_argument("--tol", type=_at_least_zero, default=1e-4,
                      help="stop when an outer iteration lowers the objective by less than "
                           "this fraction (default 1e-4)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -181,13 +192,16 @@ def build_parser():
                                        "saved by another glocal version is refused)")
     predict.add_argument("data", help="data file")
     predict.add_argument("--out", required=True, help="CSV file to write")
-    predict.add_argument("--labels", action="store_true",
-                         help="write {0,1} labels instead of scores: 1 where a label's score "
-                              "is above its threshold, tuned by cross-validation in 'glocal "
-                              "fit' (the sign of the scores for a model fitted with --paper)")
-    predict.add_argument("--top-k", type=_positive, metavar="K",
-                         help="write {0,1} labels: 1 for the K best-scored labels of every "
-                              "row")
+    # Two rules for the same {0,1} output: one at a time.
+    chosen_by = predict.add_mutually_exclusive_group()
+    chosen_by.add_argument("--labels", action="store_true",
+                           help="write {0,1} labels instead of scores: 1 where a label's "
+                                "score is above its threshold, tuned by cross-validation in "
+                                "'glocal fit' (the sign of the scores for a model fitted with "
+                                "--paper)")
+    chosen_by.add_argument("--top-k", type=_positive, metavar="K",
+                           help="write {0,1} labels instead of scores: 1 for the K "
+                                "best-scored labels of every row (not with --labels)")
     predict.add_argument("--xml", help=xml_help)
     predict.add_argument("--split", choices=("train", "test", "all"),
                          help=split_help.format("test"))
@@ -247,19 +261,36 @@ def _n_jobs(text):
     return value
 
 
-def _positive(text):
-    """A whole number of at least 1."""
-    value = _whole_number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _fraction(text):
+def _number(text):
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _at_least(parse, low, above=False):
+    """An argparse type: the value ``parse`` reads, refused below ``low`` (and at ``low``
+    when ``above``), so that a bad value is named as its option before any work."""
+    def check(text):
+        value = parse(text)
+        if value < low or above and value == low:
+            raise argparse.ArgumentTypeError(
+                f"must be {'above' if above else 'at least'} {low:.12g}, got {value:.12g}")
+        return value
+    return check
+
+
+_positive = _at_least(_whole_number, 1)
+_at_least_zero_whole = _at_least(_whole_number, 0)
+_above_zero = _at_least(_number, 0, above=True)
+_at_least_zero = _at_least(_number, 0)
+
+
+def _fraction(text):
+    value = _number(text)
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
     return value

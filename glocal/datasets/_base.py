@@ -37,7 +37,8 @@ def dataset_bunch(X, Y, feature_names, label_names, name, n_train=None):
     ----------
     X : ndarray or CSR matrix of shape (n_samples, n_features)
     Y : ndarray of shape (n_samples, n_labels)
-        Label indicator matrix; stored as int {0, 1}.
+        Label indicator matrix; stored as int {0, 1}, or as float when it has NaN (missing
+        labels).
     feature_names, label_names : sequence of str
     name : str
     n_train : int, default=None
@@ -52,7 +53,7 @@ def dataset_bunch(X, Y, feature_names, label_names, name, n_train=None):
     """
     bunch = Bunch(
         X=X,
-        Y=np.asarray(Y, dtype=int),
+        Y=np.asarray(Y, dtype=float if np.isnan(Y).any() else int),
         feature_names=[str(f) for f in feature_names],
         label_names=[str(lab) for lab in label_names],
         name=name,

@@ -9,7 +9,8 @@ Which attributes are labels:
 * MEKA: ``-C N`` in the ``@relation`` name: the first N attributes, or the last -N if N < 0.
 
 An XML file takes precedence over ``-C N``. Labels keep the ARFF attribute order (as Mulan
-does), which need not be the XML order. Label values must be the numbers 0 and 1.
+does), which need not be the XML order. Label values must be the numbers 0 and 1, or ``?``
+(a missing label, read as NaN when missing labels are accepted).
 
 How the remaining attributes become features:
 
@@ -50,7 +51,7 @@ class _Arff(NamedTuple):
     values: object  # float ndarray, or COO matrix for sparse rows; nominals as positions
 
 
-def load_arff(paths, xml=None, unlabeled=False):
+def load_arff(paths, xml=None, unlabeled=False, missing_labels=False):
     """Load a multi-label ARFF file, or the training and test files of a split, stacked.
 
     Parameters
@@ -64,6 +65,9 @@ def load_arff(paths, xml=None, unlabeled=False):
         Accept a file without labels: none of the XML's labels among its attributes, MEKA
         ``-C 0``, or neither an XML file nor ``-C N`` (then every attribute is a feature).
         ``Y`` then has no columns.
+    missing_labels : bool, default=False
+        Read a missing label value (``?``) as NaN, an unobserved entry; ``Y`` is then float
+        when the files have one. By default a missing label is an error.
 
     Returns
     -------
@@ -77,8 +81,8 @@ def load_arff(paths, xml=None, unlabeled=False):
     FileNotFoundError
         If the given XML file does not exist.
     ValueError
-        If a file is malformed, the labels cannot be determined or are not 0/1, or the
-        files of a split have different attributes.
+        If a file is malformed, the labels cannot be determined or are not 0/1 (or
+        missing, with ``missing_labels``), or the files of a split have different attributes.
     """
     paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     if not 1 <= len(paths) <= 2:
@@ -120,7 +124,7 @@ def load_arff(paths, xml=None, unlabeled=False):
         X = values[:, features]
         Y = values[:, labels]
     label_names = [first.names[j] for j in labels]
-    _check_labels(Y, label_names, paths, sizes)
+    _check_labels(Y, label_names, paths, sizes, missing_labels)
     return dataset_bunch(
         X,
         Y,
@@ -279,13 +283,14 @@ def _feature_codes(declared):
 
 
 def _label_codes(declared):
-    """Numeric value of each declared label value; NaN flags a non-number."""
+    """Numeric value of each declared label value; infinity flags a non-number (NaN is
+    left to a missing value, ``?``)."""
     codes = []
     for value in declared:
         try:
             codes.append(float(value))
         except ValueError:
-            codes.append(np.nan)
+            codes.append(np.inf)
     return np.array(codes)
 
 
@@ -326,14 +331,17 @@ def _decode_nominals(values, codes):
     )
 
 
-def _check_labels(Y, label_names, paths, sizes):
-    bad = np.argwhere(~np.isin(Y, (0.0, 1.0)))
+def _check_labels(Y, label_names, paths, sizes, missing_labels):
+    bad = np.argwhere(~(np.isin(Y, (0.0, 1.0)) | (missing_labels & np.isnan(Y))))
     if bad.size:
         row, col = bad[0]
         ends = np.cumsum(sizes)
         part = int(np.searchsorted(ends, row, side="right"))
         value = Y[row, col]
-        shown = "a missing or non-numeric value" if np.isnan(value) else f"the value {value:g}"
+        if np.isnan(value):
+            shown = "a missing value ('?'; missing_labels=True reads it as unobserved)"
+        else:
+            shown = "a non-numeric value" if np.isinf(value) else f"the value {value:g}"
         raise ValueError(
             f"{paths[part]}: label attribute {label_names[col]!r} must be 0 or 1, but data row "
             f"{row - (ends[part] - sizes[part]) + 1} has {shown}"

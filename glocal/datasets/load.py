@@ -17,8 +17,8 @@ _PART_ORDER = {"train": 0, None: 1, "test": 2}
 _HINT = "pass data_dir=... or set the GLOCAL_DATA environment variable to the data directory"
 
 
-def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None,
-         index_base=None):
+def load(path, xml=None, *, unlabeled=False, missing_labels=False, n_features=None,
+         n_labels=None, index_base=None):
     """Load a multi-label dataset from a file or a dataset directory.
 
     Parameters
@@ -39,6 +39,9 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None,
         no label (each line starts with a space, then ``index:value`` pairs). Off by
         default, so that a forgotten XML file is an error rather than labels taken for
         features.
+    missing_labels : bool, default=False
+        Read a missing label value of an ARFF file (``?``) as NaN, an unobserved entry that
+        the estimators leave out of their fit. By default it is an error.
     n_features, n_labels : int, default=None
         For svmlight files, which do not record them: the number of feature columns and
         label columns (e.g. those of a fitted model), instead of the largest index present.
@@ -56,7 +59,8 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None,
         - ``X``: ndarray or CSR matrix of shape (n_samples, n_features), float64; CSR when
           the file stores sparse rows.
         - ``Y``: ndarray of shape (n_samples, n_labels), int, 1 where the label is relevant,
-          else 0; no columns for an unlabeled file.
+          else 0 (float with NaN where a label is missing, with ``missing_labels``); no
+          columns for an unlabeled file.
         - ``feature_names``, ``label_names``: lists of str, generated (``x0``, ``y0``, ...)
           for formats without names.
         - ``name``: str.
@@ -82,7 +86,8 @@ def load(path, xml=None, *, unlabeled=False, n_features=None, n_labels=None,
     if xml is not None and suffix != ".arff":
         raise ValueError(f"{path}: a label XML file applies to ARFF files only")
     if suffix == ".arff":
-        return load_arff(_with_test_part(path), xml=xml, unlabeled=unlabeled)
+        return load_arff(_with_test_part(path), xml=xml, unlabeled=unlabeled,
+                         missing_labels=missing_labels)
     if suffix == ".mat":
         return load_mat(path, unlabeled=unlabeled)
     if suffix in _SVMLIGHT:

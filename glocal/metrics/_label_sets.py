@@ -11,7 +11,13 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-from ._ranking import _check_inputs, _label_stats, _row_values
+from ._ranking import (
+    _check_inputs,
+    _label_stats,
+    _masked_stats,
+    _observed_inputs,
+    _row_values,
+)
 
 
 def _observed_sets(y_true, y_pred):
@@ -188,7 +194,7 @@ def label_report(y_true, y_score, y_pred=None, label_names=None):
     Parameters
     ----------
     y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
-        {0, 1} labels.
+        {0, 1} labels, NaN where missing (left out of every measure).
     y_score : {array-like, sparse matrix} of shape (n_samples, n_labels)
         Real scores.
     y_pred : {array-like, sparse matrix} of shape (n_samples, n_labels), optional
@@ -199,21 +205,24 @@ def label_report(y_true, y_score, y_pred=None, label_names=None):
     Returns
     -------
     report : dict
-        ``"label"`` (the names), ``"support"`` (positives of each label), ``"auc"`` (as
+        ``"label"`` (the names), ``"support"`` (observed positives of each label),
+        ``"auc"`` (as
         `label_auc`, per label; NaN for a label with one class only) and, with ``y_pred``,
         ``"precision"``, ``"recall"`` and ``"f1"`` (NaN where undefined), each a list or
         array with one entry per label.
     """
-    y_bool, y_score = _check_inputs(y_true, y_score)
+    y_bool, y_score, observed = _observed_inputs(y_true, y_score)
     n_labels = y_bool.shape[1]
     names = [str(j) for j in range(n_labels)] if label_names is None else list(label_names)
     if len(names) != n_labels:
         raise ValueError(f"label_names has {len(names)} names for {n_labels} labels.")
-    auc, defined = _row_values(_label_stats(y_bool, y_score), "label_auc")
+    columns = (_label_stats(y_bool, y_score) if observed.all() else
+               _masked_stats(*(np.ascontiguousarray(a.T) for a in (y_bool, y_score, observed))))
+    auc, defined = _row_values(columns, "label_auc")
     report = {"label": names, "support": y_bool.sum(axis=0),
               "auc": np.where(defined, auc, np.nan)}
     if y_pred is not None:
-        tp, fp, fn = _counts(*_observed_sets(y_bool, y_pred))
+        tp, fp, fn = _counts(*_observed_sets(np.where(observed, y_bool, np.nan), y_pred))
         with np.errstate(invalid="ignore", divide="ignore"):
             report["precision"] = np.where(tp + fp > 0, tp / (tp + fp), np.nan)
             report["recall"] = np.where(tp + fn > 0, tp / (tp + fn), np.nan)

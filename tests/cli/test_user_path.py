@@ -56,16 +56,16 @@ def test_predict_on_an_unlabeled_svmlight_file_under_a_model_with_named_labels(a
 def test_evaluate_names_the_file_it_scored_and_tells_duplicates_from_training_rows(
         arff_pair, capsys):
     capsys.readouterr()
-    # The training file of a pair: its test split is scored, which is the test file.
-    assert main(["evaluate", str(arff_pair / "m.skops"), str(arff_pair / "d-train.arff")]) == 0
+    # The training file of a pair with --split test: its test split, the test file.
+    assert main(["evaluate", str(arff_pair / "m.skops"), str(arff_pair / "d-train.arff"),
+                 "--split", "test"]) == 0
     out, err = capsys.readouterr()
     first = out.splitlines()[0]
     assert str(arff_pair / "d-test.arff") in first and "d-train.arff" not in first, first
     # Two of its rows repeat training rows: said, but not as training scores.
     assert err == "" and "2 of them have the features of a training row" in first
-    # The training rows themselves are training scores.
-    assert main(["evaluate", str(arff_pair / "m.skops"), str(arff_pair / "d-train.arff"),
-                 "--split", "train"]) == 0
+    # The training file named is scored: training scores.
+    assert main(["evaluate", str(arff_pair / "m.skops"), str(arff_pair / "d-train.arff")]) == 0
     out, err = capsys.readouterr()
     assert str(arff_pair / "d-train.arff") in out.splitlines()[0]
     assert "training scores" in err

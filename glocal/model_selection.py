@@ -23,7 +23,7 @@ from ._utils import validation
 from ._base import (VANISHED_BOUND, VANISHED_WARNING, MultiLabelMixin,
                     _check_feature_names, scores_vanish)
 from ._fitted import Array, Data, Integer, Model, Number
-from ._utils.progress import counted, fit_progress, progress_bar, settings_text
+from ._utils.progress import SearchProgress, counted, fit_progress, settings_text
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision, observed_average_precision_scorer
 from .thresholds import f1_thresholds, mean_thresholds
@@ -174,9 +174,11 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         Seeds the folds when ``cv`` is an int, and the fits of an estimator whose own
         ``random_state`` is None; an int makes ``fit`` reproducible bit for bit.
     verbose : int, default=0
-        1: progress bars through the search and the refit with an estimate of the time
-        left (on a terminal, standard error) and one line when each ends, saying what was
-        chosen and how long it took; 2 and more: also a line per fitted setting and fold.
+        1: on a terminal (standard error), a progress bar through the search's fits, with
+        the time left once the first fold is done (from its fits' times), and the refit's
+        time elapsed and round (as ``GLOCAL(verbose=1)`` shows it); then one line when
+        each ends, saying what was chosen and how long it took; 2 and more: also a line
+        per fitted setting and fold.
 
     Each distinct warning of the fits is raised once, when ``fit`` ends, labels named by
     the columns of a DataFrame Y; the folds' own label warnings are left out (they speak of
@@ -337,10 +339,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         fits; each run ends with the warnings its fits raised."""
         plan = _plan(candidates, self.path_param)
         scorer = self.scoring
-        n_fits = len(folds) * len(candidates)
-        with progress_bar(n_fits, "GLOCALCV search", self.verbose) as bar:
+        with SearchProgress(len(folds), len(candidates), self.verbose) as progress:
             # One process: the bar moves at every fit; else at every fold that ends.
-            each_fit = bar.update if effective_n_jobs(self.n_jobs) == 1 else None
+            each_fit = progress.fit_done if effective_n_jobs(self.n_jobs) == 1 else None
             runs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
                 delayed(validation.call_recording_warnings)(
                     _walk_fold, base, candidates, plan, X, Y, groups, train, test, scorer,
@@ -350,7 +351,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             results = []
             for run, records in runs:
                 if each_fit is None:
-                    bar.update(len(candidates))
+                    progress.fold_done(len(candidates))
                 results.append([*run, records])
         return results
 

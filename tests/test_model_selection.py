@@ -340,6 +340,18 @@ def test_a_setting_whose_scores_vanish_is_never_chosen(data):
     assert "1 setting," in texts[0] and "3 of 3 folds" in texts[0]
 
 
+def test_when_every_setting_vanishes_the_search_says_so_and_scores_minus_infinity(data):
+    X, Y = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = GLOCALCV(GLOCAL(n_latent=2, random_state=0), {"lam2": [1e5, 1e4]}, cv=FOLDS,
+                         refit=False).fit(X, Y)
+    assert model.best_score_ == -np.inf and model.best_index_ == 0
+    assert np.all(model.cv_results_["rank_test_score"] == 1)
+    assert [str(w.message).count("vanished") for w in caught
+            if "2 settings" in str(w.message)] == [1]
+
+
 def test_solver_starts_from_a_given_point(make_problem):
     """The starting-point hook of `glocal_fit`: from its own solution Algorithm 1 starts where
     the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""

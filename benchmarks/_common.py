@@ -1,6 +1,8 @@
 """What the benchmark scripts share: the data directory, the paper's kind of split, a synthetic
 sparse text-like set and the timing of fits."""
 
+import argparse
+import csv
 import os
 import statistics
 import time
@@ -9,10 +11,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import KFold, train_test_split
+from threadpoolctl import threadpool_limits
 
 from glocal.datasets import load_dataset, make_glocal_data
-from glocal.protocol import drop_unlabeled_rows
+from glocal.protocol import drop_unlabeled_rows, sample_observed
 
 DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
 
@@ -24,6 +27,53 @@ def paper_split(name, data_dir, seed):
                                                         random_state=seed)
     X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)
     return X_train, X_test, Y_train, Y_test
+
+
+def observed_split(name, data_dir, seed, rho):
+    """`paper_split`, a fraction ``rho`` of each label's training entries kept by the paper's
+    sampler (the rest NaN; all of them when ``rho`` is 1) and 3 shuffled folds seeded by
+    ``seed``: X_train, X_test, the observed Y_train, Y_test and the folds."""
+    X_train, X_test, Y_train, Y_test = paper_split(name, data_dir, seed)
+    Y_observed = sample_observed(Y_train, rho, random_state=seed) if rho < 1 else Y_train
+    return X_train, X_test, Y_observed, Y_test, KFold(n_splits=3, shuffle=True,
+                                                       random_state=seed)
+
+
+def cpu_timed(fit):
+    """``fit()`` and the CPU seconds it took."""
+    tic = time.process_time()
+    result = fit()
+    return result, time.process_time() - tic
+
+
+def cells_parser(description, datasets=None):
+    """The options of a benchmark over (dataset, rho) cells: ``--datasets`` (``datasets`` by
+    default, or required), ``--rhos``, ``--seed``, ``--data-dir`` and ``--out``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--datasets", nargs="+", default=datasets, required=datasets is None)
+    parser.add_argument("--rhos", nargs="+", type=float, default=[0.3, 1.0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-dir", default=DATA_DIR)
+    parser.add_argument("--out", required=True, help="CSV file to write (appended to)")
+    return parser
+
+
+def append_cells(path, fields, cells):
+    """Append the rows of every cell (``cells`` yields lists of row dicts) to the CSV
+    ``path``, a header first in a new file, printing each row; the cells are computed with
+    one BLAS thread and their ConvergenceWarnings silenced (the studies count them
+    elsewhere)."""
+    with open(path, "a", newline="") as file, threadpool_limits(1, "blas"):
+        writer = csv.DictWriter(file, fields)
+        if file.tell() == 0:
+            writer.writeheader()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for rows in cells:
+                for row in rows:
+                    writer.writerow(row)
+                    print(" ".join(f"{row[field]}" for field in fields), flush=True)
+                file.flush()
 
 
 def named_data(name, data_dir, max_rows=None, seed=0):

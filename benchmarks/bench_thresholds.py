@@ -24,24 +24,17 @@ model's fit (its search included).
         --datasets scene yeast --rhos 0.3 1 --out thresholds.csv
 """
 
-import argparse
-import csv
 import sys
-import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV, KFold
-from threadpoolctl import threadpool_limits
+from sklearn.model_selection import GridSearchCV
 
 from glocal import GLOCALCV
 from glocal.baselines import BR
 from glocal.metrics import macro_f1, micro_f1, observed_average_precision_scorer
-from glocal.protocol import sample_observed
 from glocal.thresholds import LabelThresholdsCV
-from _common import DATA_DIR, paper_split
+from _common import append_cells, cells_parser, cpu_timed, observed_split
 
 try:
     from libmultilabel import linear as libmultilabel_linear
@@ -59,21 +52,13 @@ def _row(dataset, rho, model, rule, Y_test, Y_pred, seconds):
             "macro_f1": f"{macro_f1(Y_test, Y_pred):.4f}", "fit_cpu_s": f"{seconds:.1f}"}
 
 
-def _cpu(fit):
-    tic = time.process_time()
-    result = fit()
-    return result, time.process_time() - tic
-
-
 def cell(dataset, rho, seed, data_dir):
     """The rows of one (dataset, rho)."""
-    X_train, X_test, Y_train, Y_test = paper_split(dataset, data_dir, seed)
-    Y_observed = sample_observed(Y_train, rho, random_state=seed) if rho < 1 else Y_train
-    folds = KFold(n_splits=3, shuffle=True, random_state=seed)
+    X_train, X_test, Y_observed, Y_test, folds = observed_split(dataset, data_dir, seed, rho)
     rows = []
 
-    search, seconds = _cpu(lambda: GLOCALCV(cv=folds, random_state=seed).fit(X_train,
-                                                                            Y_observed))
+    search, seconds = cpu_timed(lambda: GLOCALCV(cv=folds, random_state=seed).fit(
+        X_train, Y_observed))
     scores = search.decision_function(X_test)
     rows.append(_row(dataset, rho, "GLOCALCV()", "sign", Y_test, scores > 0, seconds))
     rows.append(_row(dataset, rho, "GLOCALCV()", "F1 thresholds by CV", Y_test,
@@ -86,15 +71,15 @@ def cell(dataset, rho, seed, data_dir):
         return LabelThresholdsCV(BR(C=C, random_state=seed), cv=folds).fit(
             X_train, Y_observed), C
 
-    (tuned, C), seconds = _cpu(br)
+    (tuned, C), seconds = cpu_timed(br)
     scores = tuned.decision_function(X_test)
     rows.append(_row(dataset, rho, f"BR (C={C:g})", "sign", Y_test, scores > 0, seconds))
     rows.append(_row(dataset, rho, f"BR (C={C:g})", "F1 thresholds by CV", Y_test,
                      scores > tuned.thresholds_, seconds))
 
     if rho == 1 and libmultilabel_linear is not None:
-        model, seconds = _cpu(lambda: _train_thresholding(
-            sp.csr_matrix(Y_train), sp.csr_matrix(X_train), f"-s 2 -B 1 -c {C:g}"))
+        model, seconds = cpu_timed(lambda: _train_thresholding(
+            sp.csr_matrix(Y_observed), sp.csr_matrix(X_train), f"-s 2 -B 1 -c {C:g}"))
         values = libmultilabel_linear.predict_values(model, sp.csr_matrix(X_test))
         rows.append(_row(dataset, rho, f"LibMultiLabel (C={C:g})", "its thresholding",
                          Y_test, values > 0, seconds))
@@ -124,29 +109,12 @@ def _train_thresholding(y, x, options):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", required=True)
-    parser.add_argument("--rhos", nargs="+", type=float, default=[0.3, 1.0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data-dir", default=DATA_DIR)
-    parser.add_argument("--out", required=True, help="CSV file to write (appended to)")
-    args = parser.parse_args(argv)
+    args = cells_parser(__doc__.split("\n\n")[0]).parse_args(argv)
     if libmultilabel_linear is None:
         print("LibMultiLabel is not installed (pip install libmultilabel): its rows are "
               "left out", file=sys.stderr)
-    with open(args.out, "a", newline="") as file, threadpool_limits(1, "blas"):
-        writer = csv.DictWriter(file, FIELDS)
-        if file.tell() == 0:
-            writer.writeheader()
-        for dataset in args.datasets:
-            for rho in args.rhos:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)  # BR's, counted elsewhere
-                    rows = cell(dataset, rho, args.seed, args.data_dir)
-                for row in rows:
-                    writer.writerow(row)
-                    print(" ".join(f"{row[field]}" for field in FIELDS), flush=True)
-                file.flush()
+    append_cells(args.out, FIELDS, (cell(dataset, rho, args.seed, args.data_dir)
+                                    for dataset in args.datasets for rho in args.rhos))
 
 
 if __name__ == "__main__":

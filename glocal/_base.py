@@ -113,19 +113,26 @@ class MultiLabelMixin(MultiOutputMixin):
 
 
 # Scores below this, against labels of +-1, are no model: a weight wiped it out.
-_VANISHED = 1e-6
+VANISHED_BOUND = 1e-6
+# How the warning below starts; a search that scores such fits itself silences it.
+VANISHED_WARNING = "the fitted model's scores are all zero"
+
+
+def scores_vanish(U, V):
+    """Whether a fitted factorization U V (labels x samples) is zero to rounding: each entry
+    is at most the largest row norm of U times the largest column norm of V, and that bound
+    is below `VANISHED_BOUND`. V may be a Dask array (one pass over its chunks); neither U
+    nor V is empty."""
+    bound = float(np.linalg.norm(U, axis=1).max()) * float(np.linalg.norm(V, axis=0).max())
+    return bound < VANISHED_BOUND
 
 
 def warn_if_scores_vanish(U, V, weight):
-    """Warn when a fitted factorization U V (labels x samples) is zero to rounding.
-
-    Each entry of U V is at most the largest row norm of U times the largest column norm of
-    V; when that bound is below `_VANISHED`, the model fits labels of +-1 by zeros and
-    scores every label 0 everywhere: ``weight`` (e.g. ``"lam2=100"``) is too large.
-    """
-    # V may be a Dask array (one pass over its chunks); neither U nor V is empty.
-    bound = float(np.linalg.norm(U, axis=1).max()) * float(np.linalg.norm(V, axis=0).max())
-    if bound < _VANISHED:
-        validation.warn_once(f"the fitted model's scores are all zero (every entry of U V is "
-                              f"below {_VANISHED:g}): {weight} is too large for this data; "
-                              "lower it", UserWarning, stacklevel=4)
+    """Warn when a fitted factorization U V is zero to rounding (`scores_vanish`): the model
+    fits labels of +-1 by zeros and scores every label 0 everywhere, so ``weight`` (e.g.
+    ``"lam2=100"``) is too large. Called by an estimator's ``fit``: the warning points at
+    its caller."""
+    if scores_vanish(U, V):
+        validation.warn_once(f"{VANISHED_WARNING} (every entry of U V is below "
+                             f"{VANISHED_BOUND:g}): {weight} is too large for this data; "
+                             "lower it", UserWarning, stacklevel=3)

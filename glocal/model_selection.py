@@ -7,6 +7,7 @@
 """
 
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,9 +20,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._utils import validation
-from ._base import MultiLabelMixin, _check_feature_names
+from ._base import (VANISHED_BOUND, VANISHED_WARNING, MultiLabelMixin,
+                    _check_feature_names, scores_vanish)
 from ._fitted import Array, Data, Integer, Model, Number
-from ._utils.progress import counted, fit_progress, progress_bar, settings_text
+from ._utils.progress import SearchProgress, counted, fit_progress, settings_text
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision, observed_average_precision_scorer
 from .thresholds import f1_thresholds, mean_thresholds
@@ -172,9 +174,11 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         Seeds the folds when ``cv`` is an int, and the fits of an estimator whose own
         ``random_state`` is None; an int makes ``fit`` reproducible bit for bit.
     verbose : int, default=0
-        1: progress bars through the search and the refit with an estimate of the time
-        left (on a terminal, standard error) and one line when each ends, saying what was
-        chosen and how long it took; 2 and more: also a line per fitted setting and fold.
+        1: on a terminal (standard error), a progress bar through the search's fits, with
+        the time left once the first fold is done (from its fits' times), and the refit's
+        time elapsed and round (as ``GLOCAL(verbose=1)`` shows it); then one line when
+        each ends, saying what was chosen and how long it took; 2 and more: also a line
+        per fitted setting and fold.
 
     Each distinct warning of the fits is raised once, when ``fit`` ends, labels named by
     the columns of a DataFrame Y; the folds' own label warnings are left out (they speak of
@@ -195,7 +199,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         ``param_<name>``, ``split<i>_test_score``, ``mean_test_score``,
         ``std_test_score``, ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``,
         ``mean_n_init_iter`` and ``mean_n_iter`` (the rounds of the basic-model
-        initialisation and Algorithm 1's outer iterations, averaged over folds).
+        initialisation and Algorithm 1's outer iterations, averaged over folds). A fit
+        whose scores vanish (every entry of U V below 1e-6: a weight too large wiped the
+        model out) scores -inf on its fold, so that setting is never chosen unless every
+        setting vanished; one warning names them. No later fit of its path starts from it.
     n_splits_ : int
     refit_time_ : float
         Seconds spent refitting the best setting.
@@ -304,6 +311,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             for run in runs:
                 fold_warnings.extend(run.pop())
             self._store_results(candidates, runs)
+            _warn_if_any_vanished(candidates, [run[5] for run in runs])
             self._say(f"scored {counted(len(candidates), 'setting')} on "
                       f"{counted(len(folds), 'fold')} in "
                       f"{time.perf_counter() - tic:.1f} s; "
@@ -331,10 +339,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         fits; each run ends with the warnings its fits raised."""
         plan = _plan(candidates, self.path_param)
         scorer = self.scoring
-        n_fits = len(folds) * len(candidates)
-        with progress_bar(n_fits, "GLOCALCV search", self.verbose) as bar:
+        with SearchProgress(len(folds), len(candidates), self.verbose) as progress:
             # One process: the bar moves at every fit; else at every fold that ends.
-            each_fit = bar.update if effective_n_jobs(self.n_jobs) == 1 else None
+            each_fit = progress.fit_done if effective_n_jobs(self.n_jobs) == 1 else None
             runs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
                 delayed(validation.call_recording_warnings)(
                     _walk_fold, base, candidates, plan, X, Y, groups, train, test, scorer,
@@ -344,7 +351,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             results = []
             for run, records in runs:
                 if each_fit is None:
-                    bar.update(len(candidates))
+                    progress.fold_done(len(candidates))
                 results.append([*run, records])
         return results
 
@@ -407,7 +414,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             results[f"split{i}_test_score"] = split
         mean = scores.mean(axis=0)
         results["mean_test_score"] = mean
-        results["std_test_score"] = scores.std(axis=0)
+        with np.errstate(invalid="ignore"):  # -inf, a vanished fit's score, has no spread
+            results["std_test_score"] = scores.std(axis=0)
         # Rank 1 is the best; ties share the smallest rank and NaN (from a user's scorer)
         # ranks last, as in GridSearchCV.
         key = np.where(np.isnan(mean), np.inf, -mean)
@@ -516,11 +524,17 @@ def _path_model(base, params, path_tol, warm):
 def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_tol,
                fold, n_folds, verbose, each_fit=None):
     """Fit every candidate on one fold in the order of ``plan``; returns scores, times,
-    initialisation rounds, iterations and every candidate's F1 thresholds of the labels
-    (`f1_thresholds`) on the validation rows. ``scorer`` None is
-    `observed_average_precision_scorer`; ``each_fit()`` is called after every fit."""
+    initialisation rounds, iterations, every candidate's F1 thresholds of the labels
+    (`f1_thresholds`) on the validation rows and whether its scores vanished. ``scorer``
+    None is `observed_average_precision_scorer`; ``each_fit()`` is called after every fit.
+
+    A fit whose scores vanish (`glocal._base.scores_vanish`) scores -inf, the worst: the
+    ranking of scores zero to rounding is noise, and such noise won whole searches. It
+    starts no other fit either (U V = 0 is a stationary point: a fit started there stays
+    there); those start from GLOCAL's own initial point."""
     n = len(candidates)
     scores, times, n_init_iter, n_iter = (np.empty(n) for _ in range(4))
+    vanished = np.zeros(n, dtype=bool)
     thresholds = np.empty((n, Y.shape[1]))
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
@@ -528,15 +542,22 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     sources = {source for _, source in plan}
     for i, source in plan:
         tic = time.perf_counter()
-        model = _path_model(base, candidates[i], path_tol, source is not None)
-        model.fit(X_train, Y_train, None if groups is None else groups[train],
-                  init=solutions.get(source), cache=cache)
-        if i in sources:
+        start = solutions.get(source)
+        model = _path_model(base, candidates[i], path_tol, start is not None)
+        with warnings.catch_warnings():  # said once for the search, by `fit`
+            warnings.filterwarnings("ignore", VANISHED_WARNING)
+            model.fit(X_train, Y_train, None if groups is None else groups[train],
+                      init=start, cache=cache)
+        vanished[i] = scores_vanish(model.U_, model.V_)
+        if i in sources and not vanished[i]:
             solutions[i] = model
         times[i] = time.perf_counter() - tic
         validation_scores = model.decision_function(X_test)
-        scores[i] = (observed_average_precision(Y_test, validation_scores) if scorer is None
-                     else scorer(model, X_test, Y_test))
+        if vanished[i]:
+            scores[i] = -np.inf
+        else:
+            scores[i] = (observed_average_precision(Y_test, validation_scores)
+                         if scorer is None else scorer(model, X_test, Y_test))
         thresholds[i] = f1_thresholds(Y_test, validation_scores)
         n_init_iter[i], n_iter[i] = model.n_init_iter_, model.n_iter_
         if each_fit is not None:
@@ -545,7 +566,20 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
                   f"{scores[i]:.4f} ({times[i]:.2f} s, {_iterations_text(model)})",
                   flush=True)
-    return scores, times, n_init_iter, n_iter, thresholds
+    return scores, times, n_init_iter, n_iter, thresholds, vanished
+
+
+def _warn_if_any_vanished(candidates, vanished):
+    """One warning naming, once each, the settings whose scores vanished on some fold."""
+    folds = np.sum(vanished, axis=0)
+    named = [f"{settings_text(candidates[i])} ({folds[i]} of {len(vanished)} folds)"
+             for i in np.flatnonzero(folds)]
+    if named:
+        validation.warn_once(
+            f"the fitted scores vanished (every entry of U V below {VANISHED_BOUND:g}) for "
+            f"{counted(len(named), 'setting')}, scored as the worst on those folds: "
+            f"{'; '.join(named)}; lower lam2 or leave them out of param_grid",
+            UserWarning, stacklevel=3)
 
 
 def _iterations_text(model):

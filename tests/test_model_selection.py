@@ -314,6 +314,45 @@ def test_a_nan_score_ranks_last(data):
     assert model.cv_results_["rank_test_score"][0] == 3
 
 
+def test_a_setting_whose_scores_vanish_is_never_chosen(data):
+    """lam2 = 1e4 wipes the model out: its scores are zero to rounding. A scorer that prefers
+    flat scores would pick it; the search scores it -inf on every fold instead, names it
+    once in one warning, and starts the next fit of its path from GLOCAL's own initial point
+    (a fit started at U V = 0 stays there)."""
+    X, Y = data
+
+    def flattest(estimator, X, Y):
+        return -np.abs(estimator.decision_function(X)).max()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = GLOCALCV(GLOCAL(n_latent=2, random_state=0), {"lam2": [1e4, 1.0]},
+                         scoring=flattest, cv=FOLDS).fit(X, Y)
+    assert model.best_params_ == {"lam2": 1.0}
+    results = model.cv_results_
+    assert all(results[f"split{i}_test_score"][0] == -np.inf for i in range(3))
+    assert np.isfinite(results["mean_test_score"][1])
+    assert results["mean_n_init_iter"][1] > 1  # not the one round of a warm start
+    assert np.abs(model.decision_function(X)).max() > 1e-3
+    texts = [str(w.message) for w in caught if "vanish" in str(w.message)
+             or "all zero" in str(w.message)]
+    assert len(texts) == 1
+    assert texts[0].count(settings_text({"lam2": 1e4})) == 1
+    assert "1 setting," in texts[0] and "3 of 3 folds" in texts[0]
+
+
+def test_when_every_setting_vanishes_the_search_says_so_and_scores_minus_infinity(data):
+    X, Y = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = GLOCALCV(GLOCAL(n_latent=2, random_state=0), {"lam2": [1e5, 1e4]}, cv=FOLDS,
+                         refit=False).fit(X, Y)
+    assert model.best_score_ == -np.inf and model.best_index_ == 0
+    assert np.all(model.cv_results_["rank_test_score"] == 1)
+    assert [str(w.message).count("vanished") for w in caught
+            if "2 settings" in str(w.message)] == [1]
+
+
 def test_solver_starts_from_a_given_point(make_problem):
     """The starting-point hook of `glocal_fit`: from its own solution Algorithm 1 starts where
     the fit ended and stops at once; V None means W^T X; a wrong shape is a clear error."""

@@ -378,8 +378,11 @@ def test_mlloc_refuses_more_groups_than_rows(xy):
 
 def test_a_model_wiped_out_by_lam2_warns(xy):
     X, Y = xy
-    with pytest.warns(UserWarning, match="scores are all zero .* lam2=10000 is too large"):
+    with pytest.warns(UserWarning,
+                      match="scores are all zero .* lam2=10000 is too large") as caught:
         model = GLOCAL(n_latent=2, n_groups=2, lam2=1e4, random_state=0).fit(X, Y)
+    # It points at the call of fit (a level further up failed in a script's top level).
+    assert [w.filename for w in caught if "all zero" in str(w.message)] == [__file__]
     assert np.abs(model.decision_function(X)).max() < 1e-6
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)

@@ -114,8 +114,14 @@ def test_glocalcv_shows_progress_through_search_and_refit_on_a_terminal(monkeypa
     model = GLOCALCV(random_state=0, verbose=1).fit(X, Y)
     shown = terminal.getvalue()
     assert "GLOCALCV search" in shown and "GLOCALCV refit" in shown
-    assert re.search(r"GLOCALCV search: .*24/24 \[\d\d:\d\d<\d\d:\d\d", shown)  # time left
-    assert re.search(r"GLOCALCV refit: 100%.*\[\d\d:\d\d<\d\d:\d\d\]", shown)
+    # The fits counted; the time left once the first fold of 8 fits is done, not before.
+    assert re.search(r"GLOCALCV search: .* 7/24 fits \[\d\d:\d\d\]", shown)
+    assert re.search(r"GLOCALCV search: .* 8/24 fits \[\d\d:\d\d, \d\d:\d\d left\]", shown)
+    # The refit: elapsed time and rounds, no time left.
+    assert re.search(r"GLOCALCV refit \[\d\d:\d\d, initialisation round 1 of at most 300\]",
+                     shown)
+    assert re.search(r"GLOCALCV refit \[\d\d:\d\d, Algorithm 1 round 1 of at most 200\]", shown)
+    assert "refit:" not in shown and "GLOCALCV refit [" in shown
     out = capsys.readouterr().out
     # The refit's time is the refit's.
     refit = re.search(r"refitted .* on all 90 rows in (\d+\.\d) s \((\d+) initialisation "
@@ -174,28 +180,95 @@ def test_glocal_fit_shows_progress_on_a_terminal_only(tmp_path):
     assert piped.returncode == 0 and "GLOCALCV search" not in piped.stderr
 
 
-def test_fit_progress_moves_forward_to_the_end():
+class _Clock:
+    """A clock that moves only when told."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_rounds_clock_guesses_nothing_before_a_round_then_its_steps_times():
+    from glocal._utils.progress import RoundsClock
+
+    clock = _Clock()
+    rounds = RoundsClock(3, 4, clock)
+    for cost in (10, 1, 1, 2):  # a cold fit, then warm ones
+        assert rounds.time_left() is None
+        clock.now += cost
+        rounds.step_done()
+    assert rounds.time_left() == 28  # two more rounds of 14 s
+    clock.now += 20  # the second round's cold fit takes twice as long
+    rounds.step_done()
+    assert rounds.time_left() == pytest.approx(2 * (4 + 14))
+    for cost in (2, 2, 4, *2 * np.array([10, 1, 1, 2])):
+        clock.now += cost
+        rounds.step_done()
+    assert rounds.time_left() == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_search_time_left_stays_within_twice_the_truth_after_a_tenth(seed):
+    """Simulated searches: 3 to 5 folds of 8 fits, each path's cold fit up to 20 times the
+    cost of its warm ones, folds up to 30 % apart, every fit 20 % noisy. From 10 % of the
+    bar on, every time left shown is within 2x of the time that was left."""
+    from glocal._utils.progress import RoundsClock
+
+    rng = np.random.default_rng(seed)
+    n_folds = int(rng.integers(3, 6))
+    costs = rng.uniform(1, 3, 8) * np.where(np.arange(8) % 4 == 0, rng.uniform(1, 20), 1)
+    times = [costs * rng.uniform(0.7, 1.3) * rng.uniform(0.8, 1.2, 8) for _ in range(n_folds)]
+    end = float(np.sum(times))
+    clock = _Clock()
+    rounds = RoundsClock(n_folds, 8, clock)
+    shown = []
+    for fold in times:
+        for cost in fold:
+            clock.now += cost
+            rounds.step_done()
+            shown.append((rounds.done / rounds.total, rounds.time_left(), end - clock.now))
+    checked = [(left, truth) for done, left, truth in shown[:-1]  # the last: 0 left
+               if done >= 0.1 and left is not None]
+    assert checked and all(0.5 <= left / truth <= 2 for left, truth in checked)
+
+
+def test_search_progress_shows_the_time_left_from_the_first_fold_on():
+    from glocal._utils.progress import SearchProgress
+
+    clock, terminal = _Clock(), _Terminal()
+    with SearchProgress(2, 3, verbose=1, clock=clock, file=terminal) as progress:
+        progress.bar.mininterval = progress.bar.miniters = 0  # draw every step
+        for cost in (60, 30, 30, 60, 30):
+            clock.now += cost
+            progress.fit_done()
+            drawn = terminal.getvalue().rsplit("\r", 1)[-1]
+            assert ("left]" in drawn) == (progress.clock.done >= 3), drawn
+        assert drawn.endswith("5/6 fits [00:00, 00:30 left]"), drawn  # tqdm's own clock
+
+
+def test_fit_progress_counts_the_rounds_of_each_loop_without_a_time_left():
     from glocal._utils.progress import FitProgress
 
     class Bar:
         n = 0
+        text = ""
 
         def update(self, steps):
-            assert steps >= 0
             self.n += steps
 
+        def set_postfix_str(self, text, refresh):
+            self.text = text
+
         def close(self):
-            pass
+            self.closed = True
 
     bar = Bar()
-    progress = FitProgress(bar, tol=1e-4, init_max_iter=30, max_iter=200)
-    seen = []
-    for stage, values in [("init", 100 * 0.5 ** np.arange(1, 12)),
-                          ("main", 10 * (1 + 0.3 ** np.arange(1, 9)))]:
-        for i, value in enumerate(values, 1):
-            progress(stage, i, value)
-            seen.append(bar.n)
-    assert seen == sorted(seen) and 0 < seen[-1] < 1000
-    assert seen[10] < 500 <= seen[11]  # the main loop is the second half
+    progress = FitProgress(bar, init_max_iter=30, max_iter=200)
+    progress("init", 7, 1.0)
+    assert bar.text == "initialisation round 7 of at most 30"
+    progress("main", 2, 0.5)
+    assert bar.text == "Algorithm 1 round 2 of at most 200" and bar.n == 2
     progress.finish()
-    assert bar.n == 1000
+    assert bar.closed

@@ -1,11 +1,12 @@
-"""Progress bars (tqdm) with an estimate of the time left, shown on a terminal only, and the
-words of the lines that say what a command or a search did."""
+"""Progress bars (tqdm), shown on a terminal only, that count work of known cost (fits,
+rounds) and show the time left only once they can measure it; and the words of the lines
+that say what a command or a search did."""
 
-import math
 import sys
+import time
 
-# A fit's progress is counted in thousandths, so that tqdm's rate gives the time left.
-_STEPS = 1000
+# The loops of a fit, as its bar names them.
+_LOOPS = {"init": "initialisation", "main": "Algorithm 1"}
 
 
 def progress_bar(total, description, verbose, unit="fit", file=None, bar_format=None):
@@ -19,57 +20,102 @@ def progress_bar(total, description, verbose, unit="fit", file=None, bar_format=
                 leave=False, dynamic_ncols=True, bar_format=bar_format)
 
 
-class FitProgress:
-    """A ``callback(stage, iteration, objective)`` of `glocal.GLOCAL.fit` moving a bar through
-    the fit, for an estimate of the time left.
+class RoundsClock:
+    """The time left of ``n_rounds`` rounds of the same ``n_steps`` steps, such as a
+    search's folds, each fitting the same settings in the same order.
 
-    How far a loop is, is estimated from the relative decrease of the objective, which the
-    loop runs until it falls below ``tol``: after a first decrease r_1, a decrease r_t is
-    taken as ``log(r_1 / r_t) / log(r_1 / tol)`` of the way, or ``t / max_iter`` when that is
-    further. The basic-model initialisation and the main loop are each half of the bar.
+    The steps of a round differ in cost (a fit from scratch heads each path, warm-started
+    fits follow it), but a step costs about the same in every round. So nothing is guessed
+    until the first round is done (a rate over its first steps is off by the ratio of a
+    cold fit to a warm one); then the time left is the first round's times of the steps to
+    come, scaled by how long the later rounds' steps took against the first round's times
+    of the same steps. ``clock`` gives the time in seconds.
     """
 
-    def __init__(self, bar, tol, init_max_iter, max_iter):
+    def __init__(self, n_rounds, n_steps, clock=time.perf_counter):
+        self.total = n_rounds * n_steps
+        self.n_steps = n_steps
+        self.clock = clock
+        self.first = []  # the first round's step times
+        self.taken = self.expected = 0.0  # the later steps' times, and the first's for them
+        self.done = 0
+        self.last = clock()
+
+    def step_done(self):
+        """Count one more step, done now."""
+        now = self.clock()
+        if self.done < self.n_steps:
+            self.first.append(now - self.last)
+        else:
+            self.taken += now - self.last
+            self.expected += self.first[self.done % self.n_steps]
+        self.last = now
+        self.done += 1
+
+    def time_left(self):
+        """Seconds left, or None before the first round is done."""
+        if self.done < self.n_steps:
+            return None
+        rounds, steps = divmod(self.total - self.done, self.n_steps)
+        left = rounds * sum(self.first) + sum(self.first[self.n_steps - steps:])
+        return left * (self.taken / self.expected if self.expected > 0 else 1.0)
+
+
+class SearchProgress:
+    """A bar over the fits of a search (``n_folds`` folds of ``n_per_fold`` fits) that
+    shows the time left of `RoundsClock` once it knows it, else the time elapsed only."""
+
+    def __init__(self, n_folds, n_per_fold, verbose, clock=time.perf_counter, file=None):
+        self.bar = progress_bar(n_folds * n_per_fold, "GLOCALCV search", verbose, file=file,
+                                bar_format="{desc}: {percentage:3.0f}%|{bar}| "
+                                           "{n_fmt}/{total_fmt} fits [{elapsed}{postfix}]")
+        self.clock = RoundsClock(n_folds, n_per_fold, clock)
+
+    def fit_done(self):
+        """One more fit of the folds in the order they are walked, one at a time."""
+        self.clock.step_done()
+        left = self.clock.time_left()
+        if left is not None:
+            self.bar.set_postfix_str(f"{self.bar.format_interval(left)} left", refresh=False)
+        self.bar.update(1)
+
+    def fold_done(self, n_fits):
+        """A fold's ``n_fits`` fits at once (folds fitted in parallel: no time left)."""
+        self.bar.update(n_fits)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.bar.close()
+
+
+class FitProgress:
+    """A ``callback(stage, iteration, objective)`` of `glocal.GLOCAL.fit` that shows the
+    round of each loop and the time elapsed, without a time left: a loop runs until its
+    objective's decrease falls below ``tol``, which is known only when it happens (a guess
+    from the decrease so far was many times too short, then too long: measured in the
+    documentation)."""
+
+    def __init__(self, bar, init_max_iter, max_iter):
         self.bar = bar
-        self.tol = tol
-        self.caps = {"init": init_max_iter, "main": max(max_iter, 1)}
-        self.stage = None
-        self.done = 0.0
+        self.caps = {"init": init_max_iter, "main": max_iter}
 
     def __call__(self, stage, iteration, value):
-        if stage != self.stage:  # a new loop starts from its own first value
-            self.stage, self.last, self.first_decrease = stage, value, None
-            self.start = 0.0 if stage == "init" else 0.5
-            self.advance(self.start)  # the main loop starts when the initialisation ended
-            return
-        decrease = (self.last - value) / max(abs(self.last), 1e-300)
-        self.last = value
-        fraction = iteration / self.caps[stage]
-        if decrease > 0:
-            if self.first_decrease is None:
-                self.first_decrease = decrease
-            elif self.tol > 0 and self.first_decrease > max(decrease, self.tol):
-                fraction = max(fraction, math.log(self.first_decrease / max(decrease, self.tol))
-                               / math.log(self.first_decrease / self.tol))
-        self.advance(self.start + 0.5 * min(fraction, 1.0))
-
-    def advance(self, done):
-        """Move the bar to ``done`` (a fraction of the fit), never back."""
-        if done > self.done:
-            self.bar.update(int(_STEPS * done) - int(_STEPS * self.done))
-            self.done = done
+        self.bar.set_postfix_str(f"{_LOOPS[stage]} round {iteration} of at most "
+                                 f"{self.caps[stage]}", refresh=False)
+        self.bar.update(1)
 
     def finish(self):
-        self.advance(1.0)
         self.bar.close()
 
 
 def fit_progress(model, description, verbose, file=None):
     """A `FitProgress` for a fit of the GLOCAL estimator ``model``, shown as `progress_bar`
     shows a bar."""
-    bar = progress_bar(_STEPS, description, verbose, file=file,
-                       bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
-    return FitProgress(bar, model.tol, model.init_max_iter, model.max_iter)
+    bar = progress_bar(None, description, verbose, unit="round", file=file,
+                       bar_format="{desc} [{elapsed}{postfix}]")
+    return FitProgress(bar, model.init_max_iter, model.max_iter)
 
 
 def counted(n, noun):

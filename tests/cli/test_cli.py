@@ -247,7 +247,31 @@ def test_plot_writes_png_figures_and_keeps_existing_ones(files, capsys):
     assert (out / "convergence.png").read_bytes() == before
     assert "exists" in capsys.readouterr().err
     assert main(["plot", "--model", str(model), "--out", str(out), "--force"]) == 0
+    assert "--data with its training data draws the labels' own" in capsys.readouterr().out
     assert main(["plot", "--out", str(out)]) == 2
+
+
+def test_plot_draws_the_training_labels_beside_the_model(files, capsys):
+    from matplotlib.image import imread
+
+    tmp, train, test = files
+    model, out = tmp / "m.skops", tmp / "figures"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
+    assert main(["plot", "--model", str(model), "--out", str(tmp / "alone")]) == 0
+    capsys.readouterr()
+    assert main(["plot", "--model", str(model), "--data", str(train), "--out", str(out)]) == 0
+    assert "draws the labels' own" not in capsys.readouterr().out
+    # The labels' panels and their agreement make the figure taller than the model's alone.
+    assert imread(out / "correlations.png").shape[0] > imread(
+        tmp / "alone" / "correlations.png").shape[0] * 1.5
+    for argv, message in [
+            (["--model", str(model), "--data", str(test)], "--data: the rows of "),
+            (["--data", str(train)], "--data gives the training labels of a model"),
+    ]:
+        assert main(["plot", *argv, "--out", str(tmp / "refused")]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and message in err, err
+        assert not (tmp / "refused").exists()
 
 
 @pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate", "plot"])

@@ -19,13 +19,14 @@ The label files name the labels ``label1`` ... ``label5``; the names used here, 
 mountains, sea, sunset and trees, are those the multi-label literature gives for this
 dataset (Zhang & Zhou, ML-kNN, 2007), not confirmed by the files.
 
-Needs the data directory ``$GLOCAL_DATA`` with the Image dataset. Writes ``image_correlations_learned.png`` and
-``image_correlations_labels.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
-directory).
+Needs the data directory ``$GLOCAL_DATA`` with the Image dataset. Writes
+``image_correlations_learned.png`` and ``image_correlations_labels.png`` to
+``$GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples`` in the system's temporary folder).
 """
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,9 @@ from glocal import GLOCAL
 from glocal.datasets import load_dataset
 from glocal.plotting import plot_correlations, save_figure
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
 LABEL_NAMES = ["desert", "mountains", "sea", "sunset", "trees"]  # from the literature
 

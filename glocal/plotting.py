@@ -311,7 +311,8 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
         A fitted estimator contributes its ``objective_history_`` and, between iterations,
         the objective after each of its Z, V, U and W updates
         (``block_objective_history_``); a mapping draws one curve per entry (e.g. several
-        datasets).
+        datasets). The axis names the objective of the models' loss: the paper's Eq. (4)
+        for ``loss="squared"``, else Eq. (4) with that loss's label-fit term.
     logy : bool, default=False
         Logarithmic objective axis.
     path : path-like, optional
@@ -325,6 +326,7 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
     """
     if not isinstance(source, Mapping):
         source = {"GLOCAL" if hasattr(source, "objective_history_") else "objective": source}
+    ylabel = _objective_label({getattr(history, "loss", None) for history in source.values()})
     fig = _new_figure(5.0, 3.6)
     from matplotlib.ticker import MaxNLocator
     ax = fig.subplots()
@@ -343,12 +345,23 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
         ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("outer iteration (0: after the basic-model initialisation)")
-    ax.set_ylabel("objective (Eq. 4)")
+    ax.set_ylabel(ylabel)
     ax.set_title("Convergence of GLOCAL")
     ax.grid(alpha=0.3)
     if len(source) > 1:
         ax.legend()
     return _finish(fig, path, overwrite)
+
+
+def _objective_label(losses):
+    """The objective axis's label for fitted models of these losses: the paper's Eq. (4)
+    for its squared loss, Eq. (4) with the label-fit term of another loss."""
+    if len(losses) != 1 or None in losses:  # plain values, or models of different losses
+        return "objective"
+    loss, = losses
+    if loss == "squared":
+        return "objective (Eq. (4))"
+    return f"objective (Eq. (4) with the {loss.replace('_', ' ')} loss)"
 
 
 def sensitivity(X_train, Y_train, X_test, Y_test, parameter, values, **base_params):

@@ -170,6 +170,16 @@ def test_agreement_of_opposite_and_equal_matrices():
     assert np.isnan(rho) and (same, n) == (1.0, 1)
 
 
+def test_the_convergence_axis_names_the_objective_of_the_loss(model, data):
+    hinge = GLOCAL(n_latent=4, loss="squared_hinge", max_iter=3, random_state=0).fit(
+        data.X, data.Y)
+    for source, label in [(model, "objective (Eq. (4))"),
+                          (hinge, "objective (Eq. (4) with the squared hinge loss)"),
+                          ({"a": model, "b": hinge}, "objective"),
+                          ([3.0, 2.0], "objective")]:
+        assert plot_convergence(source).axes[0].get_ylabel() == label
+
+
 def test_correlations_of_a_search_are_its_refitted_model(data):
     search = GLOCALCV(GLOCAL(n_latent=3, n_groups=2), {"lam2": [4.0, 1.0]},
                       random_state=0).fit(data.X, data.Y)

@@ -1,5 +1,5 @@
-"""The README's (and the install page's) instructions match the project: its test commands give what the tests
-need, and its table of extras lists what each installs."""
+"""The README's and the install page's instructions match the project: their test commands
+give what the tests need, and their tables of extras list what each installs."""
 
 import configparser
 import re

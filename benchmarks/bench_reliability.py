@@ -119,11 +119,11 @@ def outputs(tmp, trials):
 def _crafted(tmp, name, edit):
     import skops.io as sio
 
-    from glocal.persistence import load_model
+    from glocal.persistence import load_model, load_model_info
 
-    saved = load_model(tmp / "m.skops")
-    model = saved["model"].best_estimator_ if hasattr(saved["model"], "best_estimator_") \
-        else saved["model"]
+    saved = {"format": "glocal model", **load_model_info(tmp / "m.skops"),
+             "model": load_model(tmp / "m.skops")}
+    model = getattr(saved["model"], "best_estimator_", saved["model"])
     edit(model)
     sio.dump(saved, tmp / name)
     return tmp / name

@@ -15,13 +15,14 @@ label i, where i implies j). Every row of A is a distribution over the other lab
 "no label", graded by how little the scores contradict each implication (see the user
 guide's model page).
 
-Synthetic scenes: "mountain" on about a sixth of them, "tree" on every mountain scene and
-on half of the others, "sea" independent of both. Writes ``asymmetric_correlations.png``
-and ``symmetric_correlations.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
-directory).
+Synthetic scenes: "mountain" on about a sixth of them, "tree" on every mountain scene and on
+half of the others, "sea" independent of both. Writes ``asymmetric_correlations.png`` and
+``symmetric_correlations.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples`` in
+the system's temporary folder).
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,9 @@ import numpy as np
 from glocal import GLOCAL
 from glocal.plotting import label_correlations, plot_correlations, save_figure
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 NAMES = ["mountain", "tree", "sea"]
 MOUNTAIN, TREE, SEA = range(3)
 

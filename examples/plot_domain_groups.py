@@ -15,10 +15,12 @@ are close together in feature space (``separation=1``), so k-means does not find
 recovered (Ap over each row's missing entries) with the planted groups, k-means groups,
 randomly shuffled groups, and without the label-correlation terms (lam3 = lam4 = 0).
 
-Writes ``domain_groups.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current directory).
+Writes ``domain_groups.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples`` in
+the system's temporary folder).
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +32,9 @@ from glocal.datasets import make_glocal_data
 from glocal.plotting import save_figure
 from glocal.protocol import evaluate_masked, sample_observed
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 # The setting of tests/test_synthetic.py where the local correlations carry information:
 # 3 groups of 100 samples, 8 labels in group-specific pairs, no feature noise.
 DATA = {"n_samples": 300, "n_features": 96, "n_labels": 8, "n_groups": 3, "group_dim": 32,

@@ -17,11 +17,12 @@ negatives stays observed), for rho = 1, 0.7 and 0.3, and measure two things: ave
 precision (Ap) on the test set, and how well the hidden training labels are recovered (Ap
 over each training row's missing entries only).
 
-It writes ``missing_labels.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
-directory).
+It writes ``missing_labels.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples``
+in the system's temporary folder).
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,9 @@ from glocal.metrics import evaluate
 from glocal.plotting import plot_measure_vs_observed, save_figure
 from glocal.protocol import evaluate_masked, sample_observed
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 
 # %%
 # Three synthetic data sets (seeds), a 60/40 split each, three observed fractions.

@@ -27,11 +27,12 @@ constraint exactly. Here the same Z step is written as a pymanopt problem and so
 steepest descent, conjugate gradients and trust regions from the same start. With
 ``n_latent=3`` the rows are points of the ordinary sphere, so their paths can be drawn.
 
-Writes ``oblique_manifold.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
-directory).
+Writes ``oblique_manifold.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples`` in
+the system's temporary folder).
 """
 
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -45,7 +46,9 @@ from glocal.datasets import make_glocal_data
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 
 # %%
 # A fitted model gives U and W; from them, the l x l weights A_m of every group.

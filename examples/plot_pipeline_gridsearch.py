@@ -12,11 +12,12 @@ Hyperparameters of a pipeline step are addressed as ``<step>__<parameter>``. (Wi
 missing labels (NaN) in Y, ``score`` ranks each row among its observed labels only; for
 GLOCAL itself, `glocal.GLOCALCV` searches faster.)
 
-Writes ``pipeline_gridsearch.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: the current
-directory).
+Writes ``pipeline_gridsearch.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples``
+in the system's temporary folder).
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,9 @@ from glocal import GLOCAL
 from glocal.datasets import make_glocal_data
 from glocal.plotting import save_figure
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 
 # %%
 # Data and a 60/40 split; the search sees the training part only.

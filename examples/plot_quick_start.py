@@ -11,10 +11,12 @@ sets with binary relevance (BR, one linear SVM per label) and the paper's model 
 published, ``GLOCAL()``.
 
 It writes ``quick_start_convergence.png`` and ``quick_start_scores.png`` to the directory
-named by the environment variable ``GLOCAL_EXAMPLES_OUT`` (default: the current directory).
+named by the environment variable ``GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples`` in
+the system's temporary folder).
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 from matplotlib.figure import Figure
@@ -28,7 +30,9 @@ from glocal.datasets import make_glocal_data
 from glocal.metrics import PAPER_NAMES, evaluate, macro_f1, micro_f1
 from glocal.plotting import plot_convergence, save_figure
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 
 # %%
 # Data: 600 samples, 24 features, 12 labels in 3 groups with their own correlations.

@@ -12,12 +12,14 @@ What to look for: lam2 matters most (it shrinks rare labels away when large and 
 overfit when small); on Enron the manifold weights help once they reach about 0.1-1, and
 the number of groups matters little.
 
-Needs the Enron dataset in the data directory ``$GLOCAL_DATA``. Writes ``enron_sensitivity_<parameter>.png`` to ``$GLOCAL_EXAMPLES_OUT``
-(default: the current directory).
+Needs the Enron dataset in the data directory ``$GLOCAL_DATA``. Writes
+``enron_sensitivity_<parameter>.png`` to ``$GLOCAL_EXAMPLES_OUT`` (default:
+``glocal-examples`` in the system's temporary folder).
 """
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from sklearn.model_selection import train_test_split
@@ -26,7 +28,9 @@ from glocal.datasets import load_dataset
 from glocal.plotting import plot_sensitivity, save_figure, sensitivity
 from glocal.protocol import drop_unlabeled_rows
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 DATA_DIR = os.environ.get("GLOCAL_DATA")  # None: load_dataset says what to set
 GRID = {"g": [1, 2, 4, 8, 16], "lam3": [0.0, 1e-3, 1e-2, 1e-1, 1.0],
         "lam4": [0.0, 1e-3, 1e-2, 1e-1, 1.0], "k": [5, 10, 20, 30], "lam2": [1.0, 2.0, 4.0, 8.0]}

@@ -1,6 +1,8 @@
 """What every multi-label estimator of glocal shares: input checks, predict, score, tags."""
 
 from collections import Counter
+from functools import update_wrapper
+from types import MethodType
 
 import numpy as np
 from sklearn.base import MultiOutputMixin
@@ -25,6 +27,34 @@ def _check_feature_names(estimator, X, *, reset):
             raise ValueError(f"X has repeated column names ({', '.join(map(repr, repeated[:3]))}"
                              "); name every feature column once")
     _sklearn_feature_names(estimator, X, reset=reset)
+
+
+class _IfLogisticLoss:
+    """A method present only when the model ``model_of(self)`` has ``loss="logistic"``: as
+    scikit-learn's ``available_if`` (``hasattr`` is False otherwise, so meta-estimators
+    see it absent), but its AttributeError says what the method needs."""
+
+    def __init__(self, method, model_of, example):
+        self.method, self.model_of, self.example = method, model_of, example
+        update_wrapper(self, method)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:  # the class's attribute: the method, for its docstring
+            return self.method
+        loss = getattr(self.model_of(obj), "loss", None)
+        if loss != "logistic":
+            raise AttributeError(
+                f"{type(obj).__name__}.{self.method.__name__} needs loss='logistic', whose "
+                f"scores are log-odds (this model's loss={loss!r} fits margins, not "
+                f"probabilities): fit {self.example}")
+        return MethodType(self.method, obj)
+
+
+def if_logistic_loss(model_of, example):
+    """Decorate a method that only a model of the logistic loss has (see `_IfLogisticLoss`):
+    ``model_of(self)`` is the model whose loss decides, ``example`` the estimator to fit
+    instead, said in the error."""
+    return lambda method: _IfLogisticLoss(method, model_of, example)
 
 
 class MultiLabelMixin(MultiOutputMixin):

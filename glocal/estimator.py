@@ -8,11 +8,15 @@ from sklearn.base import BaseEstimator
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from ._base import MultiLabelMixin, _check_feature_names, warn_if_scores_vanish
+from ._base import (
+    MultiLabelMixin,
+    _check_feature_names,
+    if_logistic_loss,
+    warn_if_scores_vanish,
+)
 from ._fit_data import (
     FitCache,
     all_callbacks,
@@ -508,7 +512,7 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         return _linear_scores(self._normalized(self._check_fitted_features(X)), self.W_,
                               self.U_, self.intercept_)
 
-    @available_if(lambda self: self.loss == "logistic")
+    @if_logistic_loss(lambda self: self, "GLOCAL(loss='logistic')")
     def predict_proba(self, X):
         """Label probabilities 1 / (1 + exp(-score)), shape (n_samples, n_labels).
 

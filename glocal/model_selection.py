@@ -16,12 +16,11 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._utils import validation
 from ._base import (VANISHED_BOUND, VANISHED_WARNING, MultiLabelMixin,
-                    _check_feature_names, scores_vanish)
+                    _check_feature_names, if_logistic_loss, scores_vanish)
 from ._fitted import Array, Data, Integer, Model, Number
 from ._utils.progress import SearchProgress, counted, fit_progress, settings_text
 from .estimator import GLOCAL, FitCache
@@ -55,14 +54,13 @@ DEFAULT_PARAM_GRID = {"lam2": [16.0, 4.0, 2.0, 1.0], "normalize_rows": [False, T
 PATH_SOLVER_OPTIONS = {"block_max_iter": 20, "block_rtol": 1e-2}
 
 
-def _best_estimator_has(name):
-    def check(self):
-        model = getattr(self, "best_estimator_", None)
-        if model is None:  # unfitted: the model it will refit
-            model = self.estimator if self.estimator is not None else GLOCAL(
-                **DEFAULT_ESTIMATOR_PARAMS)
-        return hasattr(model, name)
-    return check
+def _best_estimator(search):
+    """The refitted best model of a search, or unfitted the model it will refit."""
+    model = getattr(search, "best_estimator_", None)
+    if model is None:
+        model = search.estimator if search.estimator is not None else GLOCAL(
+            **DEFAULT_ESTIMATOR_PARAMS)
+    return model
 
 
 class GLOCALCV(MultiLabelMixin, BaseEstimator):
@@ -447,7 +445,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         """
         return (self.decision_function(X) > self.thresholds_).astype(int)
 
-    @available_if(_best_estimator_has("predict_proba"))
+    @if_logistic_loss(_best_estimator, "GLOCALCV(GLOCAL(loss='logistic'))")
     def predict_proba(self, X):
         """Label probabilities of the refitted best setting (with ``loss="logistic"``)."""
         check_is_fitted(self, "best_estimator_")

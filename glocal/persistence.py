@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ._utils.io import atomic_output, check_declared_size, one_line
 
-__all__ = ["load_model", "save_model"]
+__all__ = ["load_model", "load_model_info", "save_model"]
 
 # The classes rebuilt beyond skops' defaults (numpy arrays, builtins, scikit-learn's
 # estimators): glocal's estimators, and scikit-learn's cross-validation splitters (plain
@@ -61,7 +61,8 @@ def save_model(path, model, *, overwrite=False, **info):
     **info
         Plain values to keep beside the model (None, bool, int, float, str, numpy arrays
         of numbers or strings, and lists, tuples and dicts of them), returned by
-        `load_model`. ``label_names=[...]`` names the labels for the ``glocal`` command.
+        `load_model_info`. ``label_names=[...]`` names the labels for the ``glocal``
+        command.
 
     Raises
     ------
@@ -107,7 +108,7 @@ def save_model(path, model, *, overwrite=False, **info):
 
 
 def load_model(path, *, other_version="error"):
-    """Load what `save_model` saved, without running any code the file may hold.
+    """Load the estimator that `save_model` saved, without running any code the file may hold.
 
     Only numpy arrays, plain Python values, scikit-learn's estimators and glocal's are
     rebuilt; a file holding any other type is refused before anything is rebuilt, and so is
@@ -131,9 +132,9 @@ def load_model(path, *, other_version="error"):
 
     Returns
     -------
-    contents : dict
-        ``"model"``: the estimator; ``"glocal_version"``: the version that saved it; and
-        the ``info`` given to `save_model`.
+    model : estimator
+        The fitted estimator (or Pipeline) given to `save_model`, ready to ``predict``.
+        What was kept beside it is read by `load_model_info`.
 
     Raises
     ------
@@ -145,6 +146,42 @@ def load_model(path, *, other_version="error"):
         set), or comes from another glocal version and ``other_version="error"``, or
         ``other_version`` is neither. The message is one line naming the file.
     """
+    return _load(path, other_version)["model"]
+
+
+def load_model_info(path, *, other_version="error"):
+    """What `save_model` kept beside the model: the glocal version and its ``info``.
+
+    The file is read and checked as `load_model` reads it (and refused in the same cases),
+    so that what is returned describes a model that loads.
+
+    Parameters
+    ----------
+    path : path-like
+        A file written by `save_model` (or by ``glocal fit``).
+    other_version : {"error", "warn"}, default="error"
+        As in `load_model`.
+
+    Returns
+    -------
+    info : dict
+        ``"glocal_version"``: the version of glocal that saved the file; then every
+        keyword given to `save_model` as ``info`` (``glocal fit`` keeps ``label_names``,
+        ``feature_names``, ``index_base``, ``training_rows``, the row digests of the
+        training data, and for the recommended model ``thresholds``).
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError, PermissionError, ValueError
+        As `load_model`.
+    """
+    return {key: value for key, value in _load(path, other_version).items()
+            if key not in ("format", "model")}
+
+
+def _load(path, other_version):
+    """The checked contents of a model file: ``"format"``, ``"glocal_version"``,
+    ``"model"`` and the ``info`` of `save_model` (see `load_model`)."""
     import skops.io as sio
 
     from . import __version__
@@ -186,7 +223,7 @@ def load_model(path, *, other_version="error"):
                 "fit the model again with this version")
         if other_version == "error":
             raise ValueError(text)
-        warnings.warn(text, UserWarning, stacklevel=2)
+        warnings.warn(text, UserWarning, stacklevel=3)
     try:
         for key, value in contents.items():
             if key != "model":

@@ -1,7 +1,8 @@
 """Figures of the GLOCAL paper from fitted estimators or result records (matplotlib).
 
-* `plot_correlations`: learned global and local label correlations (the paper's Figure 3),
-  beside the labels' own (`label_correlations`);
+* `plot_correlations`: the model's global and local correlations of its label scores (the
+  paper's Figure 3), beside the training labels' own (`label_correlations`) with their
+  agreement;
 * `plot_convergence`: objective per outer iteration (Figure 4);
 * `plot_sensitivity` with `sensitivity`: the four measures against a hyperparameter
   (Figures 5-9);
@@ -147,8 +148,14 @@ def _pairwise(Y, directed):
 
 
 def plot_correlations(model, label_names=None, *, labels=None, path=None, overwrite=False):
-    """Heatmaps of the global and every local label correlation matrix (the paper's Figure 3),
-    beside the labels' own when given the training labels.
+    """Heatmaps of a model's global and local label correlations (the paper's Figure 3),
+    beside the training labels' own when given them, with how far the two agree.
+
+    A model's correlations describe how its scores of two labels go together, not how the
+    labels do (see `glocal.GLOCAL`'s ``local_correlations_``), and the figure is titled so.
+    Given ``labels``, every panel of the labels' correlations also prints their agreement
+    with the model's panel above it: Spearman's rank correlation over the label pairs, and
+    the fraction of the pairs on which the two have the same sign.
 
     Parameters
     ----------
@@ -165,8 +172,9 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
     labels : array-like of shape (n_samples, n_labels), optional
         The labels the model was fitted on (1, 0, NaN missing): a second row of panels
         shows their own correlations, globally and within the model's groups
-        (`label_correlations`: Pearson's, or P(j relevant | i relevant) beside directed
-        matrices; undefined entries grey).
+        (`label_correlations`: Pearson's over the observed entries, or P(j relevant | i
+        relevant) beside directed matrices; undefined entries grey), with their agreement
+        (for directed matrices, whose entries are all positive, Spearman's only).
     path : path-like, optional
         Also save the figure there (see `save_figure`).
     overwrite : bool, default=False
@@ -178,7 +186,9 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
         One panel for the global matrix, then one per group (none for a single group), on
         the diverging scale [-1, 1]
         (red positive, blue negative; directed matrices on [0, 1]) with a shared colorbar;
-        with ``labels``, the labels' matrices in the panels below.
+        with ``labels``, the labels' matrices in the panels below. Titled "label
+        correlations" when given arrays, "correlations of the model's label scores" when
+        given a model.
     """
     directed = False
     if isinstance(model, tuple):
@@ -206,18 +216,20 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
         raise ValueError(f"{len(label_names)} label names for {n_labels} labels")
     # One group: its matrix is the global one, drawn once.
     shown = [] if len(local_corrs) == 1 else list(local_corrs)
-    sets = [("", [global_corr, *shown])]
+    titles = ["global"] + [f"group {m + 1}" + ("" if sizes is None else f" ($n_m$={sizes[m]})")
+                           for m in range(len(shown))]
+    learned = [global_corr, *shown]
+    sets = [("", learned, titles)]
     if labels is not None:
         labels = np.asarray(labels, dtype=float)
         if labels.shape != (len(groups), n_labels):
             raise ValueError(f"labels has shape {labels.shape}; expected the model's "
                              f"training labels, ({len(groups)}, {n_labels})")
         empirical, local_empirical = label_correlations(labels, groups, directed=directed)
-        sets = [("learned: ", sets[0][1]),
-                ("labels: ", [empirical, *(local_empirical if shown else [])])]
-
-    titles = ["global"] + [f"group {m + 1}" + ("" if sizes is None else f" ($n_m$={sizes[m]})")
-                           for m in range(len(shown))]
+        own = [empirical, *(local_empirical if shown else [])]
+        sets = [("model: ", learned, titles),
+                ("labels: ", own, [f"{title}\n{_agreement_text(ours, theirs, directed)}"
+                                   for title, ours, theirs in zip(titles, learned, own)])]
     n_panels = len(titles)
     n_cols = min(n_panels, 5)
     rows_per_set = math.ceil(n_panels / n_cols)
@@ -230,12 +242,12 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
     axes = fig.subplots(n_rows, n_cols, squeeze=False)
     scale = dict(cmap="Reds", vmin=0.0, vmax=1.0) if directed else dict(
         cmap="RdBu_r", vmin=-1.0, vmax=1.0)
-    for s, (prefix, matrices) in enumerate(sets):
+    for s, (prefix, matrices, set_titles) in enumerate(sets):
         block = list(axes[s * rows_per_set:(s + 1) * rows_per_set].flat)
-        for i, (ax, matrix, title) in enumerate(zip(block, matrices, titles)):
+        for i, (ax, matrix, title) in enumerate(zip(block, matrices, set_titles)):
             image = ax.imshow(np.ma.masked_invalid(matrix), **scale)
             ax.set_facecolor("0.85")  # undefined entries
-            ax.set_title(prefix + title)
+            ax.set_title(prefix + title, fontsize=9)
             ax.tick_params(labelsize=10 if n_labels <= 12 else 7)
             ticks = np.arange(n_labels) if named else []
             ax.set_xticks(ticks, [label_names[j] for j in ticks], rotation=45, ha="right",
@@ -251,10 +263,42 @@ def plot_correlations(model, label_names=None, *, labels=None, path=None, overwr
             ax.set_axis_off()
     fig.colorbar(image, ax=axes, shrink=0.8, label=(
         ("weight of row implies column" + (" (labels: P(column | row))" if len(sets) > 1
-                                           else "")) if directed else "label correlation"))
-    fig.suptitle(("Directed label correlations" if directed else "Label correlations")
-                 + (": global and per group" if shown else ""))
+                                           else "")) if directed else "correlation"))
+    kind = "directed correlations" if directed else "correlations"
+    title = (f"Label {kind}" if groups is None else
+             f"{kind.capitalize()} of the model's label scores")
+    if len(sets) > 1:
+        title += ", above those of its training labels"
+    fig.suptitle(title + (": global and per group" if shown else ""))
     return _finish(fig, path, overwrite)
+
+
+def _agreement(learned, own, directed):
+    """How far two l x l correlation matrices agree over the label pairs where both are
+    defined (i < j; every i != j when directed): (Spearman's rho, fraction of the pairs of
+    the same sign, number of pairs). NaN where undefined (fewer than two pairs, a constant
+    matrix)."""
+    from scipy.stats import spearmanr
+
+    n = learned.shape[0]
+    pairs = ~np.eye(n, dtype=bool) if directed else np.triu(np.ones((n, n), dtype=bool), 1)
+    a, b = learned[pairs], own[pairs]
+    kept = np.isfinite(a) & np.isfinite(b)
+    a, b = a[kept], b[kept]
+    rho = np.nan
+    if a.size >= 2 and np.ptp(a) > 0 and np.ptp(b) > 0:
+        rho = float(spearmanr(a, b).statistic)
+    same_sign = float(np.mean(np.sign(a) == np.sign(b))) if a.size else np.nan
+    return rho, same_sign, int(a.size)
+
+
+def _agreement_text(learned, own, directed):
+    """The agreement of a labels panel with the model's, as printed on the figure."""
+    rho, same_sign, n_pairs = _agreement(learned, own, directed)
+    text = f"Spearman {'n/a' if np.isnan(rho) else f'{rho:+.2f}'} over {n_pairs} pairs"
+    if directed or not n_pairs:  # directed weights and P(j | i) are never negative
+        return text
+    return f"{text}\nsame sign on {same_sign:.0%} of them"
 
 
 def plot_convergence(source, *, logy=False, path=None, overwrite=False):
@@ -267,7 +311,8 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
         A fitted estimator contributes its ``objective_history_`` and, between iterations,
         the objective after each of its Z, V, U and W updates
         (``block_objective_history_``); a mapping draws one curve per entry (e.g. several
-        datasets).
+        datasets). The axis names the objective of the models' loss: the paper's Eq. (4)
+        for ``loss="squared"``, else Eq. (4) with that loss's label-fit term.
     logy : bool, default=False
         Logarithmic objective axis.
     path : path-like, optional
@@ -281,6 +326,7 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
     """
     if not isinstance(source, Mapping):
         source = {"GLOCAL" if hasattr(source, "objective_history_") else "objective": source}
+    ylabel = _objective_label({getattr(history, "loss", None) for history in source.values()})
     fig = _new_figure(5.0, 3.6)
     from matplotlib.ticker import MaxNLocator
     ax = fig.subplots()
@@ -299,12 +345,23 @@ def plot_convergence(source, *, logy=False, path=None, overwrite=False):
         ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("outer iteration (0: after the basic-model initialisation)")
-    ax.set_ylabel("objective (Eq. 4)")
+    ax.set_ylabel(ylabel)
     ax.set_title("Convergence of GLOCAL")
     ax.grid(alpha=0.3)
     if len(source) > 1:
         ax.legend()
     return _finish(fig, path, overwrite)
+
+
+def _objective_label(losses):
+    """The objective axis's label for fitted models of these losses: the paper's Eq. (4)
+    for its squared loss, Eq. (4) with the label-fit term of another loss."""
+    if len(losses) != 1 or None in losses:  # plain values, or models of different losses
+        return "objective"
+    loss, = losses
+    if loss == "squared":
+        return "objective (Eq. (4))"
+    return f"objective (Eq. (4) with the {loss.replace('_', ' ')} loss)"
 
 
 def sensitivity(X_train, Y_train, X_test, Y_test, parameter, values, **base_params):

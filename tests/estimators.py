@@ -1,9 +1,15 @@
 """Every estimator of the package in a small, fast configuration, for tests over all of them."""
 
+import pytest
+
 from glocal import GLOCAL, GLObal, loCAL
 from glocal.baselines import BR, LEML, MAXIDE, MBR, MLLOC, MLLRC, MMLLOC
 
 GLOCAL_FAMILY = ("GLOCAL", "GLObal", "loCAL")
+
+# Marks a test whose fits stop at their iteration caps on purpose (small caps for speed, or
+# tol=0): their ConvergenceWarnings are expected, and kept out of the suite's summary.
+capped_fits = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 def quick_estimators():

@@ -10,6 +10,8 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from estimators import capped_fits
+
 from glocal import GLOCAL, GLObal, loCAL
 from glocal.groups import group_index
 from glocal.protocol import sample_observed
@@ -187,6 +189,7 @@ def test_sparse_matches_dense(multilabel_data, observed):
     np.testing.assert_allclose(np.linalg.norm(sparse.Z_, axis=-1), 1.0, atol=1e-12)
 
 
+@capped_fits
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("observed", [0.3, 0.7])
 def test_missing_labels(multilabel_data, paper_objective, sparse, observed):
@@ -247,6 +250,7 @@ def test_user_groups(train, labels):
     np.testing.assert_array_equal(est.Z_, reference.Z_)
 
 
+@capped_fits
 def test_groups_change_the_fit(train):
     """The given partition reaches the objective (not only the groups_ attribute)."""
     X, Y = train
@@ -264,6 +268,7 @@ def test_kmeans_groups_without_user_groups(train):
     assert est.n_groups_ == 4 and np.array_equal(np.unique(est.groups_), np.arange(4))
 
 
+@capped_fits
 def test_sparse_labels(multilabel_data):
     X, Y = multilabel_data(3, n=N, d=D, l=L)
     a = _small(max_iter=3, init_max_iter=3).fit(X, Y)
@@ -287,6 +292,7 @@ def test_clone_keeps_parameters():
 
 # --- one label column: the Z cost is constant on the sphere, the block must be skipped ---
 
+@capped_fits
 def test_single_label_fit():
     for seed in range(6):
         rng = np.random.default_rng(seed)
@@ -397,6 +403,7 @@ def test_pinned_objective_values(name, params, value, rel):
     assert model.objective_history_[-1] == pytest.approx(value, rel=rel)
 
 
+@capped_fits
 def test_verbose_names_both_phases(train, capsys):
     X, Y = train
     _small(verbose=2, max_iter=1).fit(X, Y)

@@ -58,6 +58,21 @@ def test_tutorial_runs_its_checks(script, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [TUTORIALS[script]]
 
 
+def test_the_optimizers_tutorial_imports_only_what_its_rooms_export():
+    """Tutorial 3 builds the Z block from a fitted model's attributes and the names the
+    solver's rooms export (their ``__all__``), not from the fit's private data objects."""
+    import ast
+    import importlib
+
+    tree = ast.parse((EXAMPLES_DIR / "tutorials" / "plot_3_optimizers.py").read_text())
+    imported = [(node.module, alias.name) for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module.startswith("glocal")
+                for alias in node.names]
+    assert ("glocal.solver.correlations", "LabelLaplacians") in imported
+    for module, name in imported:
+        assert name in importlib.import_module(module).__all__, (module, name)
+
+
 @pytest.mark.parametrize("script", sorted(EXAMPLES))
 def test_example_runs_and_writes_its_figures(script, tmp_path):
     figures, dataset = EXAMPLES[script]
@@ -68,6 +83,23 @@ def test_example_runs_and_writes_its_figures(script, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(figures)
     for name in figures:
         assert matplotlib.image.imread(tmp_path / name).shape[0] > 100
+
+
+def test_without_an_output_folder_figures_go_to_a_temporary_one(tmp_path):
+    """Run from a checkout, a script leaves it clean: its figures go to the temporary
+    folder's glocal-examples."""
+    work, temporary = tmp_path / "checkout", tmp_path / "temporary"
+    work.mkdir()
+    temporary.mkdir()
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES_DIR / "tutorials" / "plot_1_euclidean_blocks.py")],
+        cwd=work, env={**os.environ, "MPLBACKEND": "Agg", "TMPDIR": str(temporary),
+                       "GLOCAL_EXAMPLES_OUT": ""},
+        capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert list(work.iterdir()) == []
+    assert [p.name for p in (temporary / "glocal-examples").iterdir()] == [
+        TUTORIALS["plot_1_euclidean_blocks.py"]]
 
 
 @pytest.mark.parametrize("script", ["plot_correlations_image.py", "plot_sensitivity_enron.py"])

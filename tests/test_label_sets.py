@@ -154,6 +154,14 @@ def test_probabilities_for_the_logistic_loss_only(data):
                                1 / (1 + np.exp(-model.decision_function(X))))
     assert not hasattr(GLOCAL(), "predict_proba")
     assert not hasattr(GLOCALCV(), "predict_proba")
+    # The error says what the method needs and how to get it.
+    for estimator, example in [(GLOCAL(loss="squared_hinge"), "GLOCAL(loss='logistic')"),
+                               (GLOCALCV(), "GLOCALCV(GLOCAL(loss='logistic'))")]:
+        with pytest.raises(AttributeError) as raised:
+            estimator.predict_proba(X)
+        message = str(raised.value)
+        assert "\n" not in message and "needs loss='logistic'" in message
+        assert "loss='squared_hinge'" in message and message.endswith(f"fit {example}")
     search = GLOCALCV(GLOCAL(loss="logistic", n_latent=4), {"lam2": [4.0]},
                       random_state=0).fit(X, Y)
     np.testing.assert_array_equal(search.predict_proba(X),

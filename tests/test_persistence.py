@@ -11,11 +11,14 @@ import pytest
 import skops.io as sio
 from sklearn.linear_model import LinearRegression
 from datafiles import _svmlight
+from estimators import capped_fits
 
 import glocal
 from glocal import GLOCAL
 from glocal.cli import main
-from glocal.persistence import load_model, save_model
+from glocal.persistence import load_model, load_model_info, save_model
+
+pytestmark = capped_fits  # the models saved are fitted for a few iterations: files are tested
 
 
 class _RunsCode:
@@ -39,6 +42,11 @@ def fitted(tmp_path_factory):
     return tmp
 
 
+def _contents(path):
+    """What a model file holds, as skops stores it: to write edited copies."""
+    return {"format": "glocal model", **load_model_info(path), "model": load_model(path)}
+
+
 def _predict_refuses(fitted, model_file, capsys, *fragments):
     capsys.readouterr()
     out = fitted / "scores.csv"
@@ -58,10 +66,10 @@ def test_round_trip_keeps_scores_and_version(tmp_path):
     model = GLOCAL(n_latent=2, max_iter=3, random_state=0).fit(X, Y)
     save_model(tmp_path / "m.skops", model, label_names=["a", "b", "c"])
     loaded = load_model(tmp_path / "m.skops")
-    assert loaded["glocal_version"] == glocal.__version__
-    assert loaded["label_names"] == ["a", "b", "c"]
-    np.testing.assert_array_equal(loaded["model"].decision_function(X),
-                                  model.decision_function(X))
+    assert type(loaded) is GLOCAL
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    assert load_model_info(tmp_path / "m.skops") == {"glocal_version": glocal.__version__,
+                                                      "label_names": ["a", "b", "c"]}
     with pytest.raises(FileExistsError):
         save_model(tmp_path / "m.skops", model)
     with pytest.raises(TypeError, match="LinearRegression"):
@@ -75,9 +83,9 @@ def test_a_model_saved_before_the_package_layout_changed_still_loads():
     data = Path(__file__).resolve().parent / "data"
     saved = np.load(data / "glocal-0.1.0-data.npz")
     loaded = load_model(data / "glocal-0.1.0.skops")
-    assert type(loaded["model"]) is GLOCAL
-    np.testing.assert_array_equal(loaded["model"].decision_function(saved["X"]),
-                                  saved["scores"])
+    assert type(loaded) is GLOCAL
+    np.testing.assert_array_equal(loaded.decision_function(saved["X"]), saved["scores"])
+    assert load_model_info(data / "glocal-0.1.0.skops")["glocal_version"] == "0.1.0"
 
 
 @pytest.mark.parametrize("how", ["pickle", "joblib"])
@@ -89,8 +97,9 @@ def test_a_pickle_is_never_executed(fitted, tmp_path, capsys, how):
         joblib.dump({"model": _RunsCode(marker)}, crafted)
     _predict_refuses(fitted, crafted, capsys, "pickle", "runs the code it holds")
     assert not marker.exists()
-    with pytest.raises(ValueError, match="pickle"):
-        load_model(crafted)
+    for load in (load_model, load_model_info):
+        with pytest.raises(ValueError, match="pickle"):
+            load(crafted)
     assert not marker.exists()
 
 
@@ -103,7 +112,7 @@ def test_a_function_in_a_skops_file_is_not_loaded(fitted, tmp_path, capsys):
 
 @pytest.mark.parametrize("model", ["a string", None, LinearRegression()])
 def test_a_model_that_is_not_an_estimator_is_one_line(fitted, tmp_path, capsys, model):
-    saved = load_model(fitted / "m.skops")
+    saved = _contents(fitted / "m.skops")
     saved["model"] = model
     crafted = tmp_path / "edited.skops"
     sio.dump(saved, crafted)
@@ -112,20 +121,25 @@ def test_a_model_that_is_not_an_estimator_is_one_line(fitted, tmp_path, capsys, 
 
 
 def test_edited_label_names_are_one_line(fitted, tmp_path, capsys):
-    saved = load_model(fitted / "m.skops")
+    saved = _contents(fitted / "m.skops")
     saved["label_names"] = ["only one"]
     sio.dump(saved, tmp_path / "edited.skops")
     _predict_refuses(fitted, tmp_path / "edited.skops", capsys, "label names")
 
 
 def test_another_glocal_version_is_refused_in_one_line(fitted, tmp_path, capsys):
-    saved = load_model(fitted / "m.skops")
+    saved = _contents(fitted / "m.skops")
     saved["glocal_version"] = "0.0.1"
     sio.dump(saved, tmp_path / "old.skops")
     _predict_refuses(fitted, tmp_path / "old.skops", capsys, "saved by glocal 0.0.1",
                      f"this is glocal {glocal.__version__}")
-    with pytest.warns(UserWarning, match="saved by glocal 0.0.1"):
-        load_model(tmp_path / "old.skops", other_version="warn")
+    for load in (load_model, load_model_info):
+        with pytest.raises(ValueError, match="saved by glocal 0.0.1"):
+            load(tmp_path / "old.skops")
+        with pytest.warns(UserWarning, match="saved by glocal 0.0.1") as warned:
+            loaded = load(tmp_path / "old.skops", other_version="warn")
+        assert warned[0].filename == __file__  # the caller's line, not the library's
+    assert loaded["glocal_version"] == "0.0.1"
 
 
 @pytest.mark.parametrize("damage", ["garbage", "empty", "other zip", "cut", "flipped"])
@@ -220,10 +234,10 @@ def test_every_model_kind_round_trips(models, tmp_path, name):
     fitted, X = models
     save_model(tmp_path / "m.skops", fitted[name], label_names=[f"l{j}" for j in range(12)])
     loaded = load_model(tmp_path / "m.skops")
-    assert type(loaded["model"]) is type(fitted[name])
-    np.testing.assert_array_equal(loaded["model"].decision_function(X),
+    assert type(loaded) is type(fitted[name])
+    np.testing.assert_array_equal(loaded.decision_function(X),
                                   fitted[name].decision_function(X))
-    np.testing.assert_array_equal(loaded["model"].predict(X), fitted[name].predict(X))
+    np.testing.assert_array_equal(loaded.predict(X), fitted[name].predict(X))
 
 
 @pytest.mark.parametrize("name", ["GLOCALCV", "Pipeline", "MBR"])
@@ -257,7 +271,7 @@ def test_a_model_saved_in_python_works_with_every_command(models, tmp_path, caps
 def _edited(fitted, tmp_path, edit):
     """The model file of glocal fit with ``edit`` applied to its model, written by skops
     directly (as a crafted file would be)."""
-    saved = load_model(fitted / "m.skops")
+    saved = _contents(fitted / "m.skops")
     edit(saved["model"])
     sio.dump(saved, tmp_path / "edited.skops")
     return tmp_path / "edited.skops"
@@ -310,7 +324,7 @@ def test_a_search_with_a_splitter_object_round_trips(models, tmp_path):
     search = GLOCALCV(GLOCAL(n_latent=2, max_iter=2, init_max_iter=2), {"lam2": [1.0]},
                       cv=KFold(2, shuffle=True, random_state=0)).fit(X, np.eye(len(X), 3))
     save_model(tmp_path / "m.skops", search)
-    loaded = load_model(tmp_path / "m.skops")["model"]
+    loaded = load_model(tmp_path / "m.skops")
     assert loaded.cv.n_splits == 2
     np.testing.assert_array_equal(loaded.decision_function(X), search.decision_function(X))
 
@@ -370,7 +384,7 @@ def test_save_model_of_a_dask_fit_is_one_line(tmp_path):
     assert "\n" not in str(raised.value) and "compute it first" in str(raised.value)
     model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
     save_model(tmp_path / "m.skops", model)  # as the message says
-    np.testing.assert_allclose(load_model(tmp_path / "m.skops")["model"].decision_function(X),
+    np.testing.assert_allclose(load_model(tmp_path / "m.skops").decision_function(X),
                                model.decision_function(X))
 
 

@@ -113,7 +113,9 @@ def test_correlations_beside_the_labels_own(model, data):
     Y[::7, 2] = np.nan  # a missing entry is left out of its pairs
     fig = plot_correlations(model, labels=Y)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles[0] == "learned: global" and titles[4] == "labels: global"
+    assert titles[0] == "model: global" and titles[4].startswith("labels: global\n")
+    assert fig.get_suptitle() == ("Correlations of the model's label scores, above those of "
+                                  "its training labels: global and per group")
     shown = fig.axes[4].get_images()[0].get_array()
     empirical, local = label_correlations(Y, model.groups_)
     np.testing.assert_allclose(shown.filled(np.nan), empirical)
@@ -122,6 +124,60 @@ def test_correlations_beside_the_labels_own(model, data):
     assert local.shape == (model.n_groups_, 6, 6)
     with pytest.raises(ValueError, match=r"labels has shape \(10, 6\); expected the model's"):
         plot_correlations(model, labels=Y[:10])
+
+
+def test_the_figure_says_what_it_shows(model):
+    """A model's matrices are its scores' correlations; given arrays, the figure does not
+    guess what they are."""
+    assert plot_correlations(model).get_suptitle() == (
+        "Correlations of the model's label scores: global and per group")
+    planted = (np.eye(4), np.stack([np.eye(4)] * 2))
+    assert plot_correlations(planted).get_suptitle() == "Label correlations: global and per group"
+
+
+def test_the_labels_panels_print_their_agreement_with_the_model(model, data):
+    from scipy.stats import spearmanr
+
+    Y = data.Y.astype(float)
+    fig = plot_correlations(model, labels=Y)
+    empirical, local = label_correlations(Y, model.groups_)
+    learned = [model.global_correlation_, *model.local_correlations_]
+    pairs = np.triu_indices(6, 1)
+    for panel, ours, theirs in zip(fig.axes[4:8], learned, [empirical, *local]):
+        a, b = ours[pairs], theirs[pairs]
+        kept = np.isfinite(b)
+        rho = spearmanr(a[kept], b[kept]).statistic
+        same = np.mean(np.sign(a[kept]) == np.sign(b[kept]))
+        lines = panel.get_title().splitlines()
+        assert lines[1] == f"Spearman {rho:+.2f} over {kept.sum()} pairs", lines
+        assert lines[2] == f"same sign on {same:.0%} of them", lines
+
+
+def test_agreement_of_opposite_and_equal_matrices():
+    from glocal.plotting import _agreement
+
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (5, 5))
+    a = (a + a.T) / 2
+    np.fill_diagonal(a, 1.0)
+    assert _agreement(a, a, False) == pytest.approx((1.0, 1.0, 10))
+    assert _agreement(a, -a, False) == pytest.approx((-1.0, 0.0, 10))
+    b = a.copy()
+    b[0, :] = b[:, 0] = np.nan  # a constant label: its 4 pairs are undefined
+    assert _agreement(a, b, False)[2] == 6
+    assert _agreement(a, b, True)[2] == 12  # directed: both orders of a pair
+    rho, same, n = _agreement(np.eye(2), np.eye(2), False)  # one pair: no ranking
+    assert np.isnan(rho) and (same, n) == (1.0, 1)
+
+
+def test_the_convergence_axis_names_the_objective_of_the_loss(model, data):
+    hinge = GLOCAL(n_latent=4, loss="squared_hinge", max_iter=3, random_state=0).fit(
+        data.X, data.Y)
+    for source, label in [(model, "objective (Eq. (4))"),
+                          (hinge, "objective (Eq. (4) with the squared hinge loss)"),
+                          ({"a": model, "b": hinge}, "objective"),
+                          ([3.0, 2.0], "objective")]:
+        assert plot_convergence(source).axes[0].get_ylabel() == label
 
 
 def test_correlations_of_a_search_are_its_refitted_model(data):

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from estimators import quick_estimators
+from estimators import capped_fits, quick_estimators
 
 from glocal import GLOCAL, from_signed_labels
 from glocal._utils.validation import MAX_FEATURE_NORM, LabelWarning, check_features, \
@@ -18,6 +18,9 @@ def xy():
     X = rng.standard_normal((20, 4))
     Y = (X[:, :3] + 0.3 * rng.standard_normal((20, 3)) > 0).astype(float)
     return X, Y
+
+
+pytestmark = capped_fits  # _quick fits one iteration: the input checks are tested
 
 
 def _quick(**params):

@@ -16,6 +16,7 @@ the solver's answer can be checked against a direct solve.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,9 @@ from glocal.plotting import save_figure
 from glocal.solver.problems import u_problem
 from glocal.solver.steps import SampleSpace
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 rng = np.random.default_rng(0)
 
 # %%

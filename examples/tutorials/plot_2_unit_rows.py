@@ -18,6 +18,7 @@ checked below:
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,9 @@ from matplotlib.figure import Figure
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 rng = np.random.default_rng(0)
 
 # %%

@@ -13,12 +13,13 @@ The Z block of GLOCAL is solved here three ways, from the same start, with pyman
   the model predicted. It uses second-order information and converges quadratically near
   a solution.
 
-The cost, gradient and Hessian are GLOCAL's own
-(`glocal.solver.correlations.laplacians.z_cost_grad` and `z_hessp`); the problem below records the
-cost at every iterate.
+The cost, gradient and Hessian are GLOCAL's own: the block that the paper's correlation
+term, `glocal.solver.correlations.LabelLaplacians`, hands to the fit's solver (a
+`glocal.solver.correlations.Block`); the problem below records the cost at every iterate.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,16 +29,14 @@ from pymanopt.optimizers import ConjugateGradient, SteepestDescent, TrustRegions
 from pymanopt.optimizers.line_search import BackTrackingLineSearcher
 
 from glocal import GLOCAL
-from glocal.solver.correlations import laplacians as lap
-from glocal.solver import objective as obj
 from glocal.datasets import make_glocal_data
-from glocal.groups import group_index
 from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
-from glocal.solver.problems import block_problem
-from glocal.solver.steps import SampleSpace
+from glocal.solver.correlations import LabelLaplacians
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 
 # %%
 # The Z block of a fitted model
@@ -45,14 +44,25 @@ OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
 # U and W of a model fitted with the default weights, seen by a Z block with weights
 # :mathmpl:`\lambda_3 = \lambda_4 = 1`. Its minimum is 0: the outputs of the fitted model
 # span fewer directions than there are latent labels, so the rows of every :mathmpl:`Z_m`
-# can all be made orthogonal to them. (This is why GLOCAL's manifold terms often vanish at a solution.)
-data_set = make_glocal_data(n_samples=300, n_labels=6, random_state=0)
-model = GLOCAL(n_latent=8, random_state=0).fit(data_set.X, data_set.Y)
-data = obj.GlocalData(X=data_set.X, Y=2.0 * data_set.Y.T - 1, J=None,
-                      group_index=group_index(model.groups_), lam=model.lam,
-                      lam2=model.lam2, lam3=1.0, lam4=1.0)
-terms = lap.LabelLaplacians(data.lam3, data.lam4, data.group_fractions)
-U, B = model.U_, terms.label_side(model.W_, SampleSpace(data))
+# can all be made orthogonal to them. (This is why GLOCAL's manifold terms often vanish at
+# a solution.)
+#
+# The block reads the data only through the scores :mathmpl:`P = X W` of every group
+# :mathmpl:`m`: its cost is :mathmpl:`\sum_m \mathrm{tr}(Z_m^T U B_m U^T Z_m)` with
+# :mathmpl:`B_m = \lambda_3 \frac{n_m}{n} P^T P + \lambda_4 P_m^T P_m`, made here from the
+# fitted model's attributes. The term's ``update`` hands the block to a ``solve`` function,
+# as the fit does; keeping it instead of solving gives its cost, gradient and Hessian.
+data = make_glocal_data(n_samples=300, n_labels=6, random_state=0)
+model = GLOCAL(n_latent=8, random_state=0).fit(data.X, data.Y)
+P, groups = data.X @ model.W_, model.groups_
+fractions = np.bincount(groups) / len(groups)  # n_m / n
+grams = np.stack([P[groups == m].T @ P[groups == m] for m in range(model.n_groups_)])
+lam3 = lam4 = 1.0
+U, B = model.U_, lam3 * fractions[:, None, None] * grams.sum(axis=0) + lam4 * grams
+handed = []
+LabelLaplacians(lam3, lam4, fractions).update(
+    U, model.Z_, B, lambda name, block, start: handed.append(block) or (start, 0.0))
+block = handed[0]
 manifold = UnitRows(*model.Z_.shape)
 start = normalize_rows(np.random.default_rng(0).standard_normal(model.Z_.shape))
 
@@ -69,11 +79,11 @@ def recorded_z_problem(costs):
 
     @decorate
     def cost(Z):
-        return lap.z_cost_grad(Z, U, B)[0]
+        return block.cost_grad(Z)[0]
 
     @decorate
     def euclidean_gradient(Z):
-        value, gradient = lap.z_cost_grad(Z, U, B)
+        value, gradient = block.cost_grad(Z)
         if last[0] is None or not np.array_equal(Z, last[0]):
             last[0] = Z.copy()
             costs.append(value)
@@ -81,7 +91,7 @@ def recorded_z_problem(costs):
 
     @decorate
     def euclidean_hessian(Z, D):
-        return lap.z_hessp(D, U, B)
+        return block.hessp(Z, D)
 
     return pymanopt.Problem(manifold, cost, euclidean_gradient=euclidean_gradient,
                             euclidean_hessian=euclidean_hessian)
@@ -97,7 +107,7 @@ optimizers = {
     "conjugate gradients": ConjugateGradient(max_iterations=3000, **quiet),
     "trust regions": TrustRegions(max_iterations=200, **quiet),
 }
-print(f"cost at the start: {lap.z_cost_grad(start, U, B)[0]:.6g}")
+print(f"cost at the start: {block.cost_grad(start)[0]:.6g}")
 traces, results = {}, {}
 for name, optimizer in optimizers.items():
     traces[name] = []
@@ -124,13 +134,10 @@ for result in results.values():
     assert np.allclose(np.linalg.norm(result.point, axis=-1), 1)  # on the manifold
 
 # %%
-# The fit hands the same cost, gradient and Hessian to its Z block's solver: the
-# correlation terms' ``update`` builds the block (`glocal.solver.correlations.Block`) and the
-# solver makes it a pymanopt problem (`glocal.solver.problems.block_problem`).
-handed = []
-terms.update(U, model.Z_, B, lambda name, block, start: handed.append(block) or (start, 0.0))
-assert np.isclose(block_problem(handed[0]).cost(results["trust regions"].point),
-                  results["trust regions"].cost)
+# The block's cost is the two label-manifold terms of Eq. (4) at the model's U: with
+# :mathmpl:`T_m = Z_m^T U`, :mathmpl:`\sum_m \mathrm{tr}(T_m B_m T_m^T)`.
+T = np.transpose(results["trust regions"].point, (0, 2, 1)) @ U
+assert np.isclose(np.sum((T @ B) * T), results["trust regions"].cost)
 
 # %%
 # Convergence

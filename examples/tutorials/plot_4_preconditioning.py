@@ -23,6 +23,7 @@ products.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,9 @@ from glocal.solver.plan import resolve_feature_moments
 from glocal.plotting import save_figure
 from glocal.solver.preconditioners import DenseW
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 
 # %%
 # A W block with badly scaled features

@@ -24,6 +24,7 @@ a direction D are
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import autograd.numpy as anp
@@ -35,7 +36,9 @@ from glocal.manifolds import UnitRows, normalize_rows
 from glocal.plotting import save_figure
 from glocal.solver.optimizers import run_optimizer
 
-OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT", "."))
+# Figures go to a folder of their own, never into the current one (a checkout).
+OUT = Path(os.environ.get("GLOCAL_EXAMPLES_OUT")
+           or Path(tempfile.gettempdir(), "glocal-examples"))
 rng = np.random.default_rng(0)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._utils.io import check_output
 from .._utils.progress import counted
-from ..persistence import load_model
+from ..persistence import load_model, load_model_info
 
 
 @contextmanager
@@ -86,16 +86,16 @@ def _output(path, args, inputs=()):
 
 
 def _read_model(path):
-    """A saved model with what the commands need beside it: its label names (``0``, ``1``,
-    ... when the file has none), feature names, index base and training-row digests
-    (see `glocal.persistence.load_model`: nothing in the file is executed, and the model has
-    been checked to score a row of its features)."""
+    """A saved model (``"model"``) with what the commands need beside it: its label names
+    (``0``, ``1``, ... when the file has none), feature names, index base and training-row
+    digests (see `glocal.persistence.load_model`: nothing in the file is executed, and the
+    model has been checked to score a row of its features)."""
     import numpy as np
 
     from .._fitted import model_shape
 
-    saved = load_model(path)
-    model = saved["model"]
+    model = load_model(path)
+    saved = {**load_model_info(path), "model": model}
     n_labels = model_shape(model)[1]
     saved.setdefault("label_names", [str(j) for j in range(n_labels)])
     saved.setdefault("feature_names", [])

@@ -230,13 +230,21 @@ def build_parser():
     evaluate.set_defaults(run=_evaluate.run)
 
     plot = commands.add_parser(
-        "plot", help="draw a model's learned correlations and convergence, or reproduce results",
+        "plot", help="draw a model's score correlations and convergence, or reproduce results",
         description="Write PNG figures to a directory: from a model saved by 'glocal fit', "
-                    "its learned global and local label correlations (correlations.png) and "
-                    "its objective per iteration and per block (convergence.png); from a "
-                    "'glocal reproduce' results.csv, test average precision against the "
-                    "observed fraction rho (measure_vs_rho.png).")
+                    "the correlations of its label scores, global and per group "
+                    "(correlations.png; with --data, above the training labels' own "
+                    "correlations and their agreement: Spearman's over the label pairs and "
+                    "the share of pairs of the same sign), and its objective per iteration "
+                    "and per block (convergence.png); from a 'glocal reproduce' "
+                    "results.csv, test average precision against the observed fraction rho "
+                    "(measure_vs_rho.png).")
     plot.add_argument("--model", help="model saved by 'glocal fit'")
+    plot.add_argument("--data", help="the data file the model was fitted on, whose labels' "
+                                     "own correlations are drawn beside the model's")
+    plot.add_argument("--xml", help=xml_help)
+    plot.add_argument("--split", choices=("train", "test", "all"),
+                      help=split_help.format("train"))
     plot.add_argument("--results", help="results.csv written by 'glocal reproduce'")
     plot.add_argument("--out", required=True,
                       help="directory for the figures (created if missing)")

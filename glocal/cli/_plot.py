@@ -2,10 +2,12 @@
 
 from pathlib import Path
 
-from ._common import _output, _read_model
+from ._common import _check_data, _load_data, _output, _read_model, _row_digests
 
 
 def run(args):
+    if args.data and not args.model:
+        raise ValueError("--data gives the training labels of a model: add --model")
     if not (args.model or args.results):
         raise ValueError("nothing to plot: give a model (--model) or reproduce results "
                          "(--results)")
@@ -13,15 +15,18 @@ def run(args):
     names = (["correlations.png", "convergence.png"] if args.model else []) + (
         ["measure_vs_rho.png"] if args.results else [])
     for name in names:
-        _output(out / name, args, [path for path in (args.model, args.results) if path])
+        _output(out / name, args, [path for path in (args.model, args.results, args.data)
+                                   if path])
     from ..plotting import plot_convergence, plot_correlations, plot_measure_vs_observed
 
     figures = []  # (file name, function drawing it to a path)
     if args.model:
         saved = _read_model(args.model)
         model = _glocal_of(saved["model"], args.model)
+        labels = None if args.data is None else _training_labels(saved, model, args)
         figures += [("correlations.png", lambda path: plot_correlations(
-                         model, saved["label_names"], path=path, overwrite=args.force)),
+                         model, saved["label_names"], labels=labels, path=path,
+                         overwrite=args.force)),
                     ("convergence.png", lambda path: plot_convergence(
                          model, path=path, overwrite=args.force))]
     if args.results:
@@ -33,7 +38,26 @@ def run(args):
     for name, draw in figures:
         draw(out / name)
         print(f"wrote {out / name}")
+    if args.model and args.data is None:
+        print("correlations.png shows the model's score correlations only; --data with its "
+              "training data draws the labels' own beside them")
     return 0
+
+
+def _training_labels(saved, model, args):
+    """The labels of --data, refused in one line unless they are the rows the model was
+    fitted on (in order: the model's groups are drawn per row)."""
+    data = _load_data(args.data, args, "train", model=saved)
+    _check_data(saved, data, args.data)
+    if not data.Y.shape[1]:
+        raise ValueError(f"--data: {args.data} has no labels (if it has, name them with --xml)")
+    digests = saved.get("training_rows")
+    n_rows = len(model.groups_)
+    if data.X.shape[0] != n_rows or (
+            digests is not None and not (_row_digests(data.X) == digests).all()):
+        raise ValueError(f"--data: the rows of {data.described} are not the {n_rows} rows "
+                         "the model was fitted on (its training split? --split)")
+    return data.Y
 
 
 def _glocal_of(model, path):

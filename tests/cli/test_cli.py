@@ -131,7 +131,7 @@ def test_fit_cv_fits_the_recommended_model(files, capsys):
     assert "[GLOCALCV] scored 8 settings on 2 folds in " in out
     assert "[GLOCALCV] refitted lam2=" in out and "on all 80 rows in " in out
     assert "fitted GLOCALCV() in " in out and "saved it to" in out
-    saved = load_model(model)["model"]  # the refitted best setting, a plain GLOCAL
+    saved = load_model(model)  # the refitted best setting, a plain GLOCAL
     assert (saved.loss, saved.fit_intercept, saved.lam_v, saved.n_latent) == (
         "squared_hinge", True, 0.0, 3)
     assert main(["predict", str(model), str(test), "--out", str(tmp / "s.csv")]) == 0
@@ -140,7 +140,7 @@ def test_fit_cv_fits_the_recommended_model(files, capsys):
                  "--cv-folds", "2", "--n-latent", "2", "--jobs", "2"]) == 0
     out = capsys.readouterr().out
     assert "cross-validating 2 settings (normalize_rows=[False, True])" in out
-    saved = load_model(model)["model"]
+    saved = load_model(model)
     assert (saved.lam2, saved.n_latent) == (1.0, 2)
 
 
@@ -151,11 +151,11 @@ def test_fit_model_options(files):
     model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--loss",
                  "squared_hinge", "--fit-intercept", "--normalize-rows"]) == 0
-    saved = load_model(model)["model"]
+    saved = load_model(model)
     assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
         "squared_hinge", True, True, 2)
     assert main(["fit", str(train), "--model", str(model), "--force", "--paper"]) == 0
-    saved = load_model(model)["model"]  # the paper's model
+    saved = load_model(model)  # the paper's model
     assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
         "squared", False, False, 20)
 
@@ -247,7 +247,31 @@ def test_plot_writes_png_figures_and_keeps_existing_ones(files, capsys):
     assert (out / "convergence.png").read_bytes() == before
     assert "exists" in capsys.readouterr().err
     assert main(["plot", "--model", str(model), "--out", str(out), "--force"]) == 0
+    assert "--data with its training data draws the labels' own" in capsys.readouterr().out
     assert main(["plot", "--out", str(out)]) == 2
+
+
+def test_plot_draws_the_training_labels_beside_the_model(files, capsys):
+    from matplotlib.image import imread
+
+    tmp, train, test = files
+    model, out = tmp / "m.skops", tmp / "figures"
+    assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
+    assert main(["plot", "--model", str(model), "--out", str(tmp / "alone")]) == 0
+    capsys.readouterr()
+    assert main(["plot", "--model", str(model), "--data", str(train), "--out", str(out)]) == 0
+    assert "draws the labels' own" not in capsys.readouterr().out
+    # The labels' panels and their agreement make the figure taller than the model's alone.
+    assert imread(out / "correlations.png").shape[0] > imread(
+        tmp / "alone" / "correlations.png").shape[0] * 1.5
+    for argv, message in [
+            (["--model", str(model), "--data", str(test)], "--data: the rows of "),
+            (["--data", str(train)], "--data gives the training labels of a model"),
+    ]:
+        assert main(["plot", *argv, "--out", str(tmp / "refused")]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and message in err, err
+        assert not (tmp / "refused").exists()
 
 
 @pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate", "plot"])

@@ -36,7 +36,7 @@ def test_fit_a_chunk_directory_on_a_scheduler_then_evaluate_a_file(tmp_path, cap
         assert main(["fit", str(chunks), "--model", str(model_file),
                      "--scheduler", cluster.scheduler_address, *FIT]) == 0
     assert "fitting GLOCAL() to 240 rows" in capsys.readouterr().out
-    model = load_model(model_file)["model"]
+    model = load_model(model_file)
     assert isinstance(model.V_, np.ndarray) and model.V_.shape == (3, 240)
     assert model.groups_.shape == (240,) and model.n_features_in_ == X.shape[1]
     history = np.array(model.objective_history_)

@@ -72,7 +72,7 @@ def test_concurrent_commands_into_one_file_one_wins_the_others_name_force(files,
             if code:
                 assert "exists; use --force" in err and "overwrite=True" not in err, err
             elif command == "fit":  # the file holds the winner's model
-                assert load_model(out)["model"].random_state == int(argv[argv.index("--seed") + 1])
+                assert load_model(out).random_state == int(argv[argv.index("--seed") + 1])
 
 
 def _refused(capsys, argv, *fragments):

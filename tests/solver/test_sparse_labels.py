@@ -16,6 +16,8 @@ import pytest
 import scipy.sparse as sp
 from autograd import grad
 
+from estimators import capped_fits
+
 from glocal import GLOCAL, LabelWarning
 from glocal.solver import coupling
 from glocal import solver
@@ -206,6 +208,7 @@ def test_sparse_fit_with_lanczos_start_matches_dense(monkeypatch):
     assert np.all(np.diff(sparse.objective_history_) <= 0)
 
 
+@capped_fits
 def test_labels_stay_sparse_in_the_solver(monkeypatch):
     seen = []
     fit = solver.glocal_fit
@@ -301,6 +304,7 @@ def test_one_dimensional_sparse_labels():
         _model().fit(X, Y)
 
 
+@capped_fits
 def test_label_warnings_from_sparse_counts():
     X, Y = _fit_data()
     Y[:, 2] = 0.0

@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from autograd import grad
 
+from estimators import capped_fits
+
 from glocal import GLOCAL
 from glocal.solver import objective as obj
 from glocal.solver.correlations.centered import CenteredLaplacians
@@ -222,6 +224,7 @@ def test_fit_never_increases_the_objective(make_problem, paper_objective, kind, 
     assert history[-1] < history[0]
 
 
+@capped_fits
 def test_squared_hinge_fit_with_the_directed_term_is_monotone(multilabel_data):
     X, Y = multilabel_data(seed=3, n=80, d=6, l=4)
     model = GLOCAL(n_latent=3, n_groups=2, lam3=0.5, lam4=0.5, correlation="asymmetric",

@@ -9,6 +9,7 @@ from sklearn.base import MultiOutputMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._utils import validation
+from ._utils.progress import counted, settings_text
 
 try:
     from sklearn.utils.validation import _check_feature_names as _sklearn_feature_names
@@ -166,3 +167,16 @@ def warn_if_scores_vanish(U, V, weight):
         validation.warn_once(f"{VANISHED_WARNING} (every entry of U V is below "
                              f"{VANISHED_BOUND:g}): {weight} is too large for this data; "
                              "lower it", UserWarning, stacklevel=3)
+
+
+def warn_if_any_vanished(candidates, vanished):
+    """One warning naming, once each, the settings whose scores vanished on some fold."""
+    folds = np.sum(vanished, axis=0)
+    named = [f"{settings_text(candidates[i])} ({folds[i]} of {len(vanished)} folds)"
+             for i in np.flatnonzero(folds)]
+    if named:
+        validation.warn_once(
+            f"the fitted scores vanished (every entry of U V below {VANISHED_BOUND:g}) for "
+            f"{counted(len(named), 'setting')}, scored as the worst on those folds: "
+            f"{'; '.join(named)}; lower lam2 or leave them out of param_grid",
+            UserWarning, stacklevel=3)

@@ -19,10 +19,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._utils import validation
-from ._base import (VANISHED_BOUND, VANISHED_WARNING, MultiLabelMixin,
-                    _check_feature_names, if_logistic_loss, scores_vanish)
+from ._base import (VANISHED_WARNING, MultiLabelMixin, _check_feature_names, if_logistic_loss,
+                    scores_vanish, warn_if_any_vanished)
 from ._fitted import Array, Data, Integer, Model, Number
-from ._utils.progress import SearchProgress, counted, fit_progress, settings_text
+from ._utils.progress import SearchProgress, counted, fit_progress, iterations_text, \
+    settings_text
 from .estimator import GLOCAL, FitCache
 from .metrics import observed_average_precision, observed_average_precision_scorer
 from .thresholds import f1_thresholds, mean_thresholds
@@ -38,8 +39,7 @@ __all__ = ["GLOCALCV", "select_hyperparameters"]
 # set, and the cap on n_latent bounds the solver's k x k blocks; how each was chosen, with
 # the measurements, is in the documentation ("What the defaults are" under Model selection).
 # V and U are solved by Newton's method (`glocal.solver.newton`), as GLOCAL does under this loss.
-# The refit stops at tol = 1e-3 (GLOCAL's is 1e-4): on the design sets that moved no cell's
-# mean test Ap by more than the data tell apart, at up to 2.8 times less CPU (documented).
+# The refit stops at tol = 1e-3, not GLOCAL's 1e-4: the same test Ap, cheaper (documented).
 DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
                             "max_iter": 200, "init_max_iter": 300, "tol": 1e-3}
 MAX_DEFAULT_LATENT = 100
@@ -312,7 +312,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             for run in runs:
                 fold_warnings.extend(run.pop())
             self._store_results(candidates, runs)
-            _warn_if_any_vanished(candidates, [run[5] for run in runs])
+            warn_if_any_vanished(candidates, [run[5] for run in runs])
             self._say(f"scored {counted(len(candidates), 'setting')} on "
                       f"{counted(len(folds), 'fold')} in "
                       f"{time.perf_counter() - tic:.1f} s; "
@@ -326,7 +326,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     def _check_folds(self, Y, folds, base, candidates, groups):
         """Refuse folds that cannot be scored or clustered, before any fit."""
         if self.scoring is None:
-            _check_folds_can_be_scored(Y, folds)
+            validation.check_folds_can_be_scored(Y, folds)
         if groups is None:  # k-means on every training fold: say it now, not after fits
             most = max(params.get("n_groups", base.n_groups) for params in candidates)
             rows = min(len(train) for train, _ in folds)
@@ -370,7 +370,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
                 progress.finish()
         self.refit_time_ = time.perf_counter() - tic
         self._say(f"refitted {settings_text(self.best_params_)} on all {Y.shape[0]} rows in "
-                  f"{self.refit_time_:.1f} s ({_iterations_text(best)})")
+                  f"{self.refit_time_:.1f} s ({iterations_text(best)})")
 
     def _say(self, text):
         if self.verbose:
@@ -454,22 +454,6 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         check_is_fitted(self, "best_estimator_")
         _check_feature_names(self, X, reset=False)
         return self.best_estimator_.predict_proba(X)
-
-
-def _check_folds_can_be_scored(Y, folds):
-    """The default scorer ranks the rows with an observed positive: every validation fold
-    needs one (else a fold's score is undefined)."""
-    has_positive = (Y == 1).any(axis=1)
-    if not has_positive.any():
-        raise ValueError("Y has no observed positive label: GLOCALCV's folds cannot be "
-                         "scored by average precision")
-    for i, (_, test) in enumerate(folds):
-        if not has_positive[test].any():
-            n = int(has_positive.sum())
-            raise ValueError(f"validation fold {i + 1} of {len(folds)} has no row with an "
-                             "observed positive label, so its average precision is "
-                             f"undefined (Y has {counted(n, 'such row')}); use "
-                             "fewer folds (cv)")
 
 
 def _plan(candidates, path_param):
@@ -565,28 +549,9 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
             each_fit()
         if verbose >= 2:
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
-                  f"{scores[i]:.4f} ({times[i]:.2f} s, {_iterations_text(model)})",
+                  f"{scores[i]:.4f} ({times[i]:.2f} s, {iterations_text(model)})",
                   flush=True)
     return scores, times, n_init_iter, n_iter, thresholds, vanished
-
-
-def _warn_if_any_vanished(candidates, vanished):
-    """One warning naming, once each, the settings whose scores vanished on some fold."""
-    folds = np.sum(vanished, axis=0)
-    named = [f"{settings_text(candidates[i])} ({folds[i]} of {len(vanished)} folds)"
-             for i in np.flatnonzero(folds)]
-    if named:
-        validation.warn_once(
-            f"the fitted scores vanished (every entry of U V below {VANISHED_BOUND:g}) for "
-            f"{counted(len(named), 'setting')}, scored as the worst on those folds: "
-            f"{'; '.join(named)}; lower lam2 or leave them out of param_grid",
-            UserWarning, stacklevel=3)
-
-
-def _iterations_text(model):
-    """``10 initialisation rounds, 3 outer iterations`` of a fitted GLOCAL."""
-    return (f"{counted(model.n_init_iter_, 'initialisation round')}, "
-            f"{counted(model.n_iter_, 'outer iteration')}")
 
 
 def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, random_state=None,

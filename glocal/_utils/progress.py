@@ -126,3 +126,9 @@ def counted(n, noun):
 def settings_text(params):
     """``lam2=4, normalize_rows=True`` from a dict of values (or of lists of values)."""
     return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))
+
+
+def iterations_text(model):
+    """``10 initialisation rounds, 3 outer iterations`` of a fitted GLOCAL."""
+    return (f"{counted(model.n_init_iter_, 'initialisation round')}, "
+            f"{counted(model.n_iter_, 'outer iteration')}")

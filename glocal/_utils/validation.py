@@ -17,6 +17,7 @@ from sklearn.model_selection import KFold, check_cv
 from sklearn.utils.validation import _num_samples, check_array
 
 from ..labels import SparseSignedLabels
+from .progress import counted
 
 
 class LabelWarning(UserWarning):
@@ -424,3 +425,19 @@ def check_optimizer_map(optimizer, names):
     bad = {block: name for block, name in optimizer.items() if name not in names}
     if bad:
         raise ValueError(f"unknown optimizer names {bad}; expected one of {list(names)}")
+
+
+def check_folds_can_be_scored(Y, folds):
+    """The default scorer ranks the rows with an observed positive: every validation fold
+    needs one (else a fold's score is undefined)."""
+    has_positive = (Y == 1).any(axis=1)
+    if not has_positive.any():
+        raise ValueError("Y has no observed positive label: GLOCALCV's folds cannot be "
+                         "scored by average precision")
+    for i, (_, test) in enumerate(folds):
+        if not has_positive[test].any():
+            n = int(has_positive.sum())
+            raise ValueError(f"validation fold {i + 1} of {len(folds)} has no row with an "
+                             "observed positive label, so its average precision is "
+                             f"undefined (Y has {counted(n, 'such row')}); use "
+                             "fewer folds (cv)")

@@ -141,11 +141,11 @@ def _fit_model(args, n_labels):
         raise ValueError("--lam2 takes one value with --paper (several are searched by the "
                          "recommended model's cross-validation)")
     given = {name: getattr(args, name) for name in
-             ("loss", "n_latent", "fit_intercept", "normalize_rows", "max_iter")
+             ("loss", "n_latent", "fit_intercept", "normalize_rows", "max_iter", "tol")
              if getattr(args, name) is not None}
     if lam2 is not None and len(lam2) == 1:
         given["lam2"] = lam2[0]
-    common = dict(n_groups=args.n_groups, lam3=args.lam3, lam4=args.lam4, tol=args.tol,
+    common = dict(n_groups=args.n_groups, lam3=args.lam3, lam4=args.lam4,
                   random_state=args.seed)
     verbose = 2 if args.verbose else 1  # 1: progress bars on a terminal
     if args.paper:

@@ -168,9 +168,9 @@ def build_parser():
     fit.add_argument("--max-iter", type=_at_least_zero_whole, metavar="N",
                      help="most outer iterations of the alternating minimization (default "
                           "200; 30 with --paper)")
-    fit.add_argument("--tol", type=_at_least_zero, default=1e-4,
+    fit.add_argument("--tol", type=_at_least_zero,
                      help="stop when an outer iteration lowers the objective by less than "
-                          "this fraction (default 1e-4)")
+                          "this fraction (default 1e-3; 1e-4 with --paper)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.add_argument("--force", action="store_true", help="replace an existing model file")
     fit.add_argument("--verbose", "-v", action="store_true",

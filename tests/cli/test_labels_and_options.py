@@ -29,7 +29,7 @@ def labelled(tmp_path_factory):
 def _scores(model, X):
     from glocal.persistence import load_model
 
-    return load_model(model)["model"].decision_function(X)
+    return load_model(model).decision_function(X)
 
 
 def test_fit_reads_question_marks_as_unobserved_labels(labelled, capsys):
@@ -178,7 +178,7 @@ def test_fit_searches_several_lam2_values_and_says_what_it_ran(labelled, capsys)
     # Both values are the grid's edges: the pick is one of them, and the hint names it.
     from glocal.persistence import load_model
 
-    best = load_model(tmp / "grid.skops")["model"].lam2
+    best = load_model(tmp / "grid.skops").lam2
     side = "smallest" if best == 1 else "largest"
     assert lines[-1].startswith(f"hint: lam2={best:g} is the {side} value searched")
     assert lines[-1].endswith(f"--lam2 {best:g} {best / 2:g} {best / 4:g}" if best == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._utils.io import check_output
 from .._utils.progress import counted
-from ..persistence import load_model, load_model_info
+from ..persistence import _load
 
 
 @contextmanager
@@ -94,8 +94,11 @@ def _read_model(path):
 
     from .._fitted import model_shape
 
-    model = load_model(path)
-    saved = {**load_model_info(path), "model": model}
+    # One read of the file for the model and what was kept beside it (load_model and
+    # load_model_info would each read and check it).
+    saved = _load(path, "error")
+    saved.pop("format")
+    model = saved["model"]
     n_labels = model_shape(model)[1]
     saved.setdefault("label_names", [str(j) for j in range(n_labels)])
     saved.setdefault("feature_names", [])

@@ -248,6 +248,19 @@ def test_search_progress_shows_the_time_left_from_the_first_fold_on():
         assert drawn.endswith("5/6 fits [00:00, 00:30 left]"), drawn  # tqdm's own clock
 
 
+def test_search_progress_rounds_the_time_left_up_to_whole_seconds():
+    from glocal._utils.progress import SearchProgress
+
+    clock, terminal = _Clock(), _Terminal()
+    with SearchProgress(2, 2, verbose=1, clock=clock, file=terminal) as progress:
+        progress.bar.mininterval = progress.bar.miniters = 0
+        for cost in (1.0, 0.2, 1.0):
+            clock.now += cost
+            progress.fit_done()
+        drawn = terminal.getvalue().rsplit("\r", 1)[-1]
+        assert drawn.endswith("3/4 fits [00:00, 00:01 left]"), drawn  # 0.2 s, not 00:00
+
+
 def test_fit_progress_counts_the_rounds_of_each_loop_without_a_time_left():
     from glocal._utils.progress import FitProgress
 

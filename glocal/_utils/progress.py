@@ -2,6 +2,7 @@
 rounds) and show the time left only once they can measure it; and the words of the lines
 that say what a command or a search did."""
 
+import math
 import sys
 import time
 
@@ -76,7 +77,9 @@ class SearchProgress:
         self.clock.step_done()
         left = self.clock.time_left()
         if left is not None:
-            self.bar.set_postfix_str(f"{self.bar.format_interval(left)} left", refresh=False)
+            # Whole seconds rounded up: a bar with fits to go never shows 00:00 left.
+            self.bar.set_postfix_str(f"{self.bar.format_interval(math.ceil(left))} left",
+                                     refresh=False)
         self.bar.update(1)
 
     def fold_done(self, n_fits):

@@ -106,8 +106,8 @@ def _figure(name, caption):
             f"   :alt: {caption}", "", f"   {caption}", ""]
 
 
-def _page_start(figure, out, name, title, question, caption):
-    """Save a study's figure; the page's title, question and figure."""
+def _saved_figure(figure, out, name, caption):
+    """Save a figure of a study page; the page's lines that show it."""
     import matplotlib.pyplot as plt
 
     figure.tight_layout()
@@ -115,7 +115,13 @@ def _page_start(figure, out, name, title, question, caption):
     figure.savefig(out / "images" / name, dpi=110, bbox_inches="tight",
                    metadata={"Software": None})  # no version stamp: reruns give the same file
     plt.close(figure)
-    return _title(title) + [f"**Question.** {question}", ""] + _figure(name, caption)
+    return _figure(name, caption)
+
+
+def _page_start(figure, out, name, title, question, caption):
+    """Save a study's figure; the page's title, question and figure."""
+    return (_title(title) + [f"**Question.** {question}", ""]
+            + _saved_figure(figure, out, name, caption))
 
 
 # --- missing labels against BR ---------------------------------------------------------------
@@ -671,7 +677,7 @@ def _recommended_row(line):
 def _recommended_rows(path):
     """The cells of a `bench_recommended.py` output."""
     names = ["dataset", "rho", "n_train", "search_s", "br_s", "ratio", "fit_s", "lml_s",
-             "fit_lml"]
+             "fit_lml", "pick", "br_c", "ap", "ap_br"]
     rows = map(_recommended_row, path.read_text(encoding="utf-8").splitlines())
     return [dict(zip(names, row)) for row in rows if row is not None]
 
@@ -832,6 +838,37 @@ def _recommended_cost():
     return lines
 
 
+def _quality_against_cost(rows):
+    """Test Ap against the search's CPU seconds, GLOCALCV() and tuned BR on every benchmark
+    cell, a line joining the pair; one panel per observed fraction."""
+    import matplotlib.pyplot as plt
+
+    rhos = sorted({float(r["rho"]) for r in rows})
+    colors = {name: f"C{i % 10}" for i, name in enumerate(dict.fromkeys(r["dataset"]
+                                                                       for r in rows))}
+    figure, axes = plt.subplots(1, len(rhos), figsize=(10, 4.6), sharey=True)
+    for ax, rho in zip(np.atleast_1d(axes), rhos):
+        for r in (r for r in rows if float(r["rho"]) == rho):
+            color = colors[r["dataset"]]
+            ours, theirs = (float(r["search_s"]), float(r["ap"])), (float(r["br_s"]),
+                                                                   float(r["ap_br"]))
+            ax.plot(*zip(theirs, ours), "-", color=color, linewidth=1)
+            ax.plot(*ours, "o", color=color)
+            ax.plot(*theirs, "s", color=color, markerfacecolor="white")
+            ax.annotate(r["dataset"].replace("synthetic:", "synth "), ours, fontsize=7,
+                        xytext=(4, 3), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_xlabel("CPU seconds of the search, refit included")
+        ax.set_title("every label observed" if rho == 1 else f"{rho:.0%} observed",
+                     fontsize=10)
+        ax.grid(alpha=0.3, which="both")
+    np.atleast_1d(axes)[0].set_ylabel("test Ap")
+    np.atleast_1d(axes)[0].plot([], [], "ko", label="GLOCALCV()")
+    np.atleast_1d(axes)[0].plot([], [], "ks", markerfacecolor="white", label="tuned BR")
+    np.atleast_1d(axes)[0].legend(fontsize=8, loc="upper right")
+    return figure
+
+
 def performance(out):
     import matplotlib.pyplot as plt
 
@@ -865,14 +902,21 @@ def performance(out):
     axes[1].set_title("Fit time against n", fontsize=10)
     axes[1].legend(fontsize=8)
     axes[1].grid(alpha=0.3, which="both")
+    fits = _saved_figure(figure, out, "performance_fits.png", "Top: CPU time of one "
+                         "GLOCAL fit at the defaults over one BR fit on the same data. "
+                         "Bottom: fit time against the number of samples.")
     lines = _page_start(
-        figure, out, "performance.png", "Performance: time and memory",
+        _quality_against_cost(_recommended_rows(DATA / "recommended.txt")), out,
+        "performance.png", "Performance: time and memory",
         "What does a GLOCAL fit cost, against a one-vs-rest linear SVM (BR) and against "
-        "ridge regression, as the samples, features and labels grow?", "Left: CPU time of "
-        "one GLOCAL fit over one BR fit on the same data. Right: fit time against the "
-        "number of samples.")
+        "ridge regression, as the samples, features and labels grow?", "Test Ap against "
+        "the CPU seconds of the whole search, refit included, of GLOCALCV() (filled) and "
+        "of BR tuned by GridSearchCV (open) on every benchmark set, a line joining the "
+        "pair: the recommended model's price where labels are many.")
     lines += [HARDWARE + " Single fits vary by about ±20 % between runs.", ""]
     lines += _title("Result", "-")
+    lines += _recommended_cost()
+    lines += fits
     table = [[r["dataset"], f"{r['n_train']} × {r['n_features']} × {r['n_labels']}",
               r["ratio_rho_1"], r["ratio_rho_0.3"]] for r in ratio]
     lines += ["**Against BR** (``python benchmarks/bench_scale.py --sections ratio``; one "
@@ -948,7 +992,6 @@ def performance(out):
         "tolerance 1e-4, a bias) and GLOCAL at its defaults, in one process, one thread, "
         "CPU seconds. With labels missing, LibMultiLabel is called once per label on that "
         "label's observed rows.", ""]
-    lines += _recommended_cost()
     lines += _literal(DATA / "libmultilabel.txt")
     lines += [
         "BR is within 1.2 times LibMultiLabel's time on Arts, Enron and delicious with "

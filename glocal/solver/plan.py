@@ -71,6 +71,10 @@ class Levers:
         Up to this many features the W block is preconditioned by a Cholesky factor of
         lam X^T X + lam2 I (d x d); above it by the Woodbury form (at most as many samples,
         in memory) or the diagonal.
+    newton_steps : int or None
+        Newton steps per visit of the V and U blocks where Newton's method solves them (a loss
+        other than the paper's), each with its line search: block descent needs a decrease
+        per block, not its minimizer. None solves each visit to convergence.
     """
 
     init: str = "ridge"
@@ -79,6 +83,7 @@ class Levers:
     use_moments: bool = True
     z_preconditioner: object = "auto"
     max_dense_features: int = 4000
+    newton_steps: object = None
 
 
 def resolve_plan(data, n_latent, options, levers, correlation="laplacian"):
@@ -92,8 +97,9 @@ def resolve_plan(data, n_latent, options, levers, correlation="laplacian"):
         correlation = resolve_correlation(data, levers, correlation)
     on_moments = uses_moments(data, options, levers, correlation)
     rebalance = (data.v_weight == 0 if levers.rebalance == "auto" else bool(levers.rebalance))
-    start, v_step = resolve_start(data, levers), resolve_v_step(data, options, on_moments)
-    u_step = resolve_u_step(data, options)
+    start = resolve_start(data, levers)
+    v_step = resolve_v_step(data, options, on_moments, levers.newton_steps)
+    u_step = resolve_u_step(data, options, levers.newton_steps)
     solvers = resolve_block_solvers(options, correlation.block_names)
     w_preconditioner = resolve_w_preconditioner(data, levers.max_dense_features)
     v_preconditioner = resolve_v_preconditioner(data, n_latent)
@@ -175,10 +181,11 @@ def uses_moments(data, options, levers, correlation):
             and (moments.has_group_grams or not correlation.active) and n >= 2 * (d + l))
 
 
-def resolve_v_step(data, options, on_moments):
+def resolve_v_step(data, options, on_moments, newton_steps=None):
     """The V algorithm: the closed form on second moments; else, with ``v_closed_form``,
-    the paper's closed form (its loss) or Newton's method on every column (another loss);
-    else one pymanopt problem (not for sparse labels, which only the closed form reads)."""
+    the paper's closed form (its loss) or Newton's method on every column (another loss),
+    at most ``newton_steps`` steps per column and visit (None: to convergence); else one
+    pymanopt problem (not for sparse labels, which only the closed form reads)."""
     label = data.label
     if on_moments:
         return steps.v_implicit
@@ -187,21 +194,26 @@ def resolve_v_step(data, options, on_moments):
             raise ValueError("sparse labels (SparseSignedLabels) need the closed form of V: "
                              "use v_closed_form=True or pass dense labels")
         return steps.v_by_problem
-    return steps.v_closed_form if label.quadratic else steps.v_newton
+    if label.quadratic:
+        return steps.v_closed_form
+    return steps.v_newton if newton_steps is None else partial(steps.v_newton,
+                                                               max_steps=newton_steps)
 
 
-def resolve_u_step(data, options):
+def resolve_u_step(data, options, newton_steps=None):
     """The U algorithm: under the paper's loss, or an optimizer named for U, its pymanopt
     problem (`glocal.solver.steps.u_by_problem`; the paper's term makes it a quadratic that
     preconditioned trust regions solve in a step or two); under another loss, Newton's
     method on the rows (`glocal.solver.steps.u_by_newton`), whose Hessian blocks come from the
-    entries of nonzero curvature only. Its line search tries one step size per pass in
-    memory, where a pass is cheap, and 12 per pass on a backend that splits the samples."""
+    entries of nonzero curvature only, at most ``newton_steps`` steps per visit (None: as
+    the U block's solver stops). Its line search tries one step size per pass in memory,
+    where a pass is cheap, and 12 per pass on a backend that splits the samples."""
     named = options.optimizer != "auto" and (not isinstance(options.optimizer, dict)
                                              or "U" in options.optimizer)
     if data.label.quadratic or named:
         return steps.u_by_problem
-    return partial(steps.u_by_newton, trial_batch=1 if data.samples.in_memory else 12)
+    return partial(steps.u_by_newton, trial_batch=1 if data.samples.in_memory else 12,
+                   max_steps=newton_steps)
 
 
 def resolve_v_preconditioner(data, n_latent, max_block_entries=2**24):

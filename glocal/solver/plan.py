@@ -9,6 +9,7 @@ Where each choice is made (the Design page of the documentation has the whole ta
     backend (in memory, Dask)           the estimator, as GlocalData.samples
     second moments of X                 resolve_feature_moments
     V on samples or on moments          uses_moments
+    Newton steps of V and U per visit   resolve_newton_steps
     V algorithm                         resolve_v_step
     U algorithm                         resolve_u_step
     V preconditioner                    resolve_v_preconditioner
@@ -42,6 +43,10 @@ MAX_BACKEND_FEATURES = 4000
 # eigendecomposition costs l^3): its top eigenvectors come from Lanczos iterations instead.
 MAX_DENSE_LABELS = 2000
 
+# From this many labels the V and U blocks take one Newton step per visit under a loss other
+# than the paper's (`resolve_newton_steps`).
+MIN_INEXACT_LABELS = 100
+
 AUTO_OPTIMIZERS = {"U": "trust_regions", "V": "trust_regions", "W": "trust_regions"}
 
 
@@ -71,10 +76,11 @@ class Levers:
         Up to this many features the W block is preconditioned by a Cholesky factor of
         lam X^T X + lam2 I (d x d); above it by the Woodbury form (at most as many samples,
         in memory) or the diagonal.
-    newton_steps : int or None
+    newton_steps : int or None or "auto"
         Newton steps per visit of the V and U blocks where Newton's method solves them (a loss
         other than the paper's), each with its line search: block descent needs a decrease
-        per block, not its minimizer. None solves each visit to convergence.
+        per block, not its minimizer. None solves each visit to convergence; "auto":
+        `resolve_newton_steps`.
     """
 
     init: str = "ridge"
@@ -83,7 +89,7 @@ class Levers:
     use_moments: bool = True
     z_preconditioner: object = "auto"
     max_dense_features: int = 4000
-    newton_steps: object = None
+    newton_steps: object = "auto"
 
 
 def resolve_plan(data, n_latent, options, levers, correlation="laplacian"):
@@ -98,8 +104,9 @@ def resolve_plan(data, n_latent, options, levers, correlation="laplacian"):
     on_moments = uses_moments(data, options, levers, correlation)
     rebalance = (data.v_weight == 0 if levers.rebalance == "auto" else bool(levers.rebalance))
     start = resolve_start(data, levers)
-    v_step = resolve_v_step(data, options, on_moments, levers.newton_steps)
-    u_step = resolve_u_step(data, options, levers.newton_steps)
+    newton_steps = resolve_newton_steps(data, levers.newton_steps)
+    v_step = resolve_v_step(data, options, on_moments, newton_steps)
+    u_step = resolve_u_step(data, options, newton_steps)
     solvers = resolve_block_solvers(options, correlation.block_names)
     w_preconditioner = resolve_w_preconditioner(data, levers.max_dense_features)
     v_preconditioner = resolve_v_preconditioner(data, n_latent)
@@ -179,6 +186,18 @@ def uses_moments(data, options, levers, correlation):
     return (levers.use_moments and label.quadratic and not label.masked and not label.sparse
             and options.v_closed_form and moments.has_gram
             and (moments.has_group_grams or not correlation.active) and n >= 2 * (d + l))
+
+
+def resolve_newton_steps(data, newton_steps="auto"):
+    """Newton steps per visit of the V and U blocks under a loss other than the paper's
+    (`Levers.newton_steps`), None for each visit solved to convergence. ``"auto"``: one step
+    from `MIN_INEXACT_LABELS` labels on, else None. With many labels a Newton step dominates a
+    round and one step per visit makes fits 2.5-4 times cheaper at the same test average
+    precision; with fewer labels the rounds' stopping rule, fed smaller decreases, stopped
+    up to 1 % above the exact blocks' objective and lowered test average precision."""
+    if newton_steps != "auto":
+        return newton_steps
+    return 1 if data.Y.shape[0] >= MIN_INEXACT_LABELS else None
 
 
 def resolve_v_step(data, options, on_moments, newton_steps=None):

@@ -723,3 +723,17 @@ def test_newton_steps_bind_the_newton_blocks_only(multilabel_data, monkeypatch):
     U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
     fit.u_step(fit, V, U)
     assert calls == [1]
+
+
+def test_newton_steps_auto_by_the_number_of_labels(multilabel_data):
+    """One Newton step per visit from `plan.MIN_INEXACT_LABELS` labels on, exact blocks below;
+    a number or None given is kept."""
+    few = replace(_data(multilabel_data), loss="squared_hinge")
+    l, n = plan.MIN_INEXACT_LABELS, few.Y.shape[1]
+    many = replace(few, Y=np.ones((l, n)), J=np.ones((l, n)))
+    assert plan.resolve_newton_steps(few, "auto") is None
+    assert plan.resolve_newton_steps(many, "auto") == 1
+    assert plan.resolve_newton_steps(many, None) is None
+    assert plan.resolve_newton_steps(few, 2) == 2
+    assert plan.resolve_plan(many, N_LATENT, SolverOptions(), Levers()).v_step.keywords == {
+        "max_steps": 1}

@@ -44,14 +44,16 @@ _MAX_HALVINGS = 40
 _BUCKET_ENTRIES = 2 ** 22
 
 
-def v_block(U, P, V, data):
+def v_block(U, P, V, data, max_iter=None):
     """The V block (Eq. (6)) at (U, P = X W) from V, column by column (`v_newton`), on every
-    chunk of samples of the data's backend."""
+    chunk of samples of the data's backend; at most ``max_iter`` Newton steps per column
+    (None: `v_newton`'s own cap)."""
     label = data.label
+    cap = {} if max_iter is None else {"max_iter": max_iter}
 
     def columns(part, V, P):
         return v_newton(U, P.T, part.Y, label.entry_weights(part), label.loss, part.lam,
-                        part.v_weight, V0=V)
+                        part.v_weight, V0=V, **cap)
     return data.samples.map(columns, data, V, P, sample_axis=1, width=U.shape[1], reads="Y")
 
 

@@ -191,11 +191,12 @@ def v_closed_form(plan, U, W, V, track):
     return new, (obj.v_decrease(V, new, U, labels) if track else 0.0)
 
 
-def v_newton(plan, U, W, V, track):
+def v_newton(plan, U, W, V, track, max_steps=None):
     """Newton's method on every column, for a label term that is not quadratic
-    (`glocal.solver.newton.v_block`)."""
+    (`glocal.solver.newton.v_block`), at most ``max_steps`` steps per column (None: until
+    every column is solved)."""
     labels, P = plan.space.labels, plan.space.scores(W)
-    new = newton.v_block(U, P, V, labels)
+    new = newton.v_block(U, P, V, labels, max_steps)
     return new, (obj.v_cost_difference(V, new, U, P, labels) if track else 0.0)
 
 
@@ -222,13 +223,16 @@ def u_by_problem(plan, V, U, sides=()):
     return plan.solvers["U"](problem, U)
 
 
-def u_by_newton(plan, V, U, sides=(), trial_batch=1):
+def u_by_newton(plan, V, U, sides=(), trial_batch=1, max_steps=None):
     """U by Newton's method (`glocal.solver.newton.u_newton`), for a label term that is not
-    quadratic, from U, stopped as the U block's solver is (iterations, gradient norm);
-    ``trial_batch`` step sizes of its line search per pass over the samples."""
+    quadratic, from U, stopped as the U block's solver is (iterations, gradient norm) or
+    after ``max_steps`` steps (None: no further cap); ``trial_batch`` step sizes of its line
+    search per pass over the samples."""
     solver = plan.solvers["U"]
+    cap = (solver.max_iterations if max_steps is None
+           else min(max_steps, solver.max_iterations))
     return newton.u_newton(U, newton.LabelSums(V, plan.space.labels, trial_batch),
-                           plan.data.lam2, sides, solver.max_iterations, solver.rtol)
+                           plan.data.lam2, sides, cap, solver.rtol)
 
 
 def w_by_problem(plan, V, W, side=None):

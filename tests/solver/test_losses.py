@@ -186,12 +186,16 @@ def test_unit_weights_reproduce_the_paper_objective(make_problem):
     assert other.objective_history[-1] == pytest.approx(paper.objective_history[-1], rel=1e-4)
 
 
+@pytest.mark.parametrize("newton_steps", [None, 1], ids=["exact", "one_step"])
 @pytest.mark.parametrize("loss, weighted, lam_v", NON_PAPER)
-def test_objective_never_increases(make_problem, loss, weighted, lam_v):
+def test_objective_never_increases(make_problem, loss, weighted, lam_v, newton_steps):
+    """Also with the Newton blocks (V and U under a loss other than the paper's) cut to one
+    step per visit: each step's line search keeps every block a descent step."""
     data, _, _ = make_problem(seed=11, n=80, l=7, k=4)
     data = _extended(data, loss, weighted, lam_v)
     result = glocal_fit(data, 4, random_state=0, max_iter=8, tol=0.0,
-                        options=SolverOptions(block_max_iter=20))
+                        options=SolverOptions(block_max_iter=20),
+                        levers=Levers(newton_steps=newton_steps))
     for history in (result.init_history, result.objective_history):
         steps = np.diff(history)
         assert np.all(steps <= 1e-10 * np.abs(history[:-1])), steps

@@ -80,6 +80,25 @@ def test_v_newton_does_not_depend_on_which_columns_go_together(loss):
     np.testing.assert_allclose(halves, whole, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("loss", LOSSES)
+def test_v_newton_steps_never_raise_any_column_cost(loss):
+    """Capped at one Newton step per call (an inexact V block), every column's cost falls or
+    stays, and the capped calls repeated reach the block's minimizer."""
+    U, V0, Pt, Y, C = _problem(4, weighted=True)
+    cost = _v_cost(loss, U, Pt, Y, C, 1.1, 0.0)
+
+    def column_costs(V):
+        return np.array([_v_cost(loss, U, Pt[:, [i]], Y[:, [i]], C[:, [i]], 1.1, 0.0)(
+            V[:, [i]]) for i in range(V.shape[1])])
+    V, previous = V0, column_costs(V0)
+    for _ in range(30):
+        V = newton.v_newton(U, Pt, Y, C, loss, 1.1, 0.0, V0=V, max_iter=1)
+        current = column_costs(V)
+        assert np.all(current <= previous + 1e-12 * np.abs(previous))
+        previous = current
+    assert np.max(np.abs(grad(cost)(V))) < 1e-8 * np.max(np.abs(grad(cost)(V0)))
+
+
 def test_v_newton_every_entry_observed_and_the_k_by_k_systems():
     """C = 1.0 (every entry observed, unweighted), and more labels in a support than the
     latent dimension: the Newton systems are then solved as k x k (`newton._woodbury`)."""

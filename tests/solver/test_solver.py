@@ -691,3 +691,49 @@ def test_tail_of_geometric_decreases():
     assert alternating[-3] - alternating[-1] < tol * alternating[-3]  # the last pair is small
     assert not tail_converged(alternating, tol, span=2)
     assert tail_converged(alternating[:3], tol, span=2)  # too short to read a ratio
+
+
+def test_newton_steps_bind_the_newton_blocks_only(multilabel_data, monkeypatch):
+    """``Levers.newton_steps`` caps the Newton steps of V and U per visit under a loss other
+    than the paper's (below the U solver's own cap), and leaves the paper's blocks alone."""
+    from glocal.solver import newton
+
+    data = replace(_data(multilabel_data), loss="squared_hinge")
+
+    def bound(data, newton_steps, **options):
+        fit = plan.resolve_plan(data, N_LATENT, SolverOptions(**options),
+                                Levers(newton_steps=newton_steps))
+        return fit.v_step, fit.u_step
+
+    v_step, u_step = bound(data, None)
+    assert v_step is steps.v_newton and u_step.keywords["max_steps"] is None
+    v_step, u_step = bound(data, 2)
+    assert v_step.func is steps.v_newton and v_step.keywords["max_steps"] == 2
+    assert u_step.func is steps.u_by_newton and u_step.keywords["max_steps"] == 2
+    paper = _data(multilabel_data)
+    assert bound(paper, 1) == bound(paper, None)
+    # One step per visit: the U block stops after it although its solver allows more.
+    calls = []
+    original = newton.u_newton
+    monkeypatch.setattr(newton, "u_newton",
+                        lambda *args: calls.append(args[4]) or original(*args))
+    fit = plan.resolve_plan(data, N_LATENT, SolverOptions(block_rtol=0.0),
+                            Levers(newton_steps=1))
+    rng = np.random.default_rng(0)
+    U, V = rng.standard_normal((5, N_LATENT)), rng.standard_normal((N_LATENT, 60))
+    fit.u_step(fit, V, U)
+    assert calls == [1]
+
+
+def test_newton_steps_auto_by_the_number_of_labels(multilabel_data):
+    """One Newton step per visit from `plan.MIN_INEXACT_LABELS` labels on, exact blocks below;
+    a number or None given is kept."""
+    few = replace(_data(multilabel_data), loss="squared_hinge")
+    l, n = plan.MIN_INEXACT_LABELS, few.Y.shape[1]
+    many = replace(few, Y=np.ones((l, n)), J=np.ones((l, n)))
+    assert plan.resolve_newton_steps(few, "auto") is None
+    assert plan.resolve_newton_steps(many, "auto") == 1
+    assert plan.resolve_newton_steps(many, None) is None
+    assert plan.resolve_newton_steps(few, 2) == 2
+    assert plan.resolve_plan(many, N_LATENT, SolverOptions(), Levers()).v_step.keywords == {
+        "max_steps": 1}

@@ -8,9 +8,10 @@ fitted with ``GLOCALCV()``'s estimator settings (squared hinge, a bias per label
 of V, n_latent = min(l, 100), its refit's tolerance) at one setting (``--lam2``,
 ``--normalize-rows``), once per way. A way is a name and the estimator parameters it sets,
 as JSON (``--ways 'newton={}' 'tr={"optimizer": {"U": "trust_regions"}}'``; levers through
-``{"solver_options": {"_levers": {...}}}``); the first way is the reference. Prints, per (dataset, rho, way): basic-model rounds, outer iterations, CPU
-seconds of this process (one BLAS thread), the final objective (Eq. 4), its relative
-difference to the reference's, and the test Ap.
+``{"solver_options": {"_levers": {...}}}``); the first way is the reference. Prints, per
+(dataset, rho, way): basic-model rounds, outer iterations, CPU seconds of this process (one
+BLAS thread), the final objective (Eq. 4), its relative difference to the reference's, the
+test Ap and how many ConvergenceWarnings the fit raised.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_block_levers.py \\
         --datasets synthetic:5000,500,374 cal500 enron synthetic:20000,500,22 \\

@@ -143,13 +143,14 @@ def _levers(search, X, Y, folds):
 
 # The solver's steps and the search's other work, by (module, function) of glocal.
 PROFILED = {
-    ("steps.py", "initialise"): "basic-model initialisation (its U, V, W steps included)",
-    ("steps.py", "v_newton"): "V block (Newton's method), all visits",
-    ("steps.py", "u_by_newton"): "U block (Newton's method), all visits",
-    ("steps.py", "u_by_problem"): "U block (trust regions), all visits",
-    ("steps.py", "w_by_problem"): "W block, all visits",
-    ("laplacians.py", "update"): "Z block (the correlation terms' own), all visits",
-    ("steps.py", "rebalance"): "rescaling step",
+    ("solver/steps.py", "initialise"): "basic-model initialisation (its U, V, W steps included)",
+    ("solver/steps.py", "v_newton"): "V block (Newton's method), all visits",
+    ("solver/steps.py", "u_by_newton"): "U block (Newton's method), all visits",
+    ("solver/steps.py", "u_by_problem"): "U block (trust regions), all visits",
+    ("solver/steps.py", "w_by_problem"): "W block, all visits",
+    ("solver/correlations/laplacians.py", "update"):
+        "Z block (the correlation terms' own), all visits",
+    ("solver/steps.py", "rebalance"): "rescaling step",
     ("_fit_data.py", "glocal_data"): "data of each fit (groups, moments, checks)",
     ("model_selection.py", "_refit"): "the refit",
 }

@@ -636,7 +636,14 @@ RECOMMENDED_LEVERS = [
     "test Ap 0.4905 against 0.4927). With it and the refit at ``tol = 1e-3``, the whole "
     "search on the 374-label set at ρ = 0.3 took 94 CPU s against the table's 223, 22 "
     "times tuned BR's instead of 69, at test Ap 0.3962 against 0.3961 (last block below); "
-    "bibtex's 70 s against 99 (16 times BR's), Cal500's 1.6 and 5.5 times at ρ = 0.3 and 1.",
+    "bibtex's 70 s against 99 (16 times BR's), Cal500's 1.6 and 5.5 times at ρ = 0.3 and 1."
+    " What still stands between that search and 5 times BR's (20 s), from its profile "
+    "(last block below, 87 CPU s): the basic-model rounds take 65 % of it (25 fits), the V "
+    "blocks 44 % and the U blocks 42 % (each inside the rounds and the outer iterations), "
+    "the Z blocks 5 %. Even at one Newton step per visit a round solves a k x k system per "
+    "sample for V and forms and inverts one k x k Hessian block per label for U, with k = "
+    "100: a round costs what BR's whole search costs in a few rounds, and the rounds are "
+    "still 21-43 per fit.",
     "* **V and U by trust regions**, each visit solved exactly, on the same fits: on the "
     "374-label set 1.5 times cheaper than Newton's method at ρ = 0.3 (83 against 126 s) and "
     "2.5 times with every label observed (82 against 202 s), on Cal500 1.6-2.2 times, but "

@@ -642,8 +642,8 @@ RECOMMENDED_LEVERS = [
     "blocks 44 % and the U blocks 42 % (each inside the rounds and the outer iterations), "
     "the Z blocks 5 %. Even at one Newton step per visit a round solves a k x k system per "
     "sample for V and forms and inverts one k x k Hessian block per label for U, with k = "
-    "100: a round costs what BR's whole search costs in a few rounds, and the rounds are "
-    "still 21-43 per fit.",
+    "100, and one fit still makes 21-43 rounds (one fit at the chosen setting: 18 CPU s, "
+    "more than four times BR's whole search).",
     "* **V and U by trust regions**, each visit solved exactly, on the same fits: on the "
     "374-label set 1.5 times cheaper than Newton's method at ρ = 0.3 (83 against 126 s) and "
     "2.5 times with every label observed (82 against 202 s), on Cal500 1.6-2.2 times, but "

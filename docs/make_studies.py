@@ -900,8 +900,8 @@ def _quality_against_cost(rows):
     rhos = sorted({float(r["rho"]) for r in rows})
     colors = {name: f"C{i % 10}" for i, name in enumerate(dict.fromkeys(r["dataset"]
                                                                        for r in rows))}
-    figure, axes = plt.subplots(1, len(rhos), figsize=(10, 4.6), sharey=True)
-    for ax, rho in zip(np.atleast_1d(axes), rhos):
+    figure, axes = plt.subplots(1, len(rhos), figsize=(10, 4.6), sharey=True, squeeze=False)
+    for ax, rho in zip(axes[0], rhos):
         for r in (r for r in rows if float(r["rho"]) == rho):
             color = colors[r["dataset"]]
             ours, theirs = (float(r["search_s"]), float(r["ap"])), (float(r["br_s"]),
@@ -916,10 +916,10 @@ def _quality_against_cost(rows):
         ax.set_title("every label observed" if rho == 1 else f"{rho:.0%} observed",
                      fontsize=10)
         ax.grid(alpha=0.3, which="both")
-    np.atleast_1d(axes)[0].set_ylabel("test Ap")
-    np.atleast_1d(axes)[0].plot([], [], "ko", label="GLOCALCV()")
-    np.atleast_1d(axes)[0].plot([], [], "ks", markerfacecolor="white", label="tuned BR")
-    np.atleast_1d(axes)[0].legend(fontsize=8, loc="upper right")
+    axes[0, 0].set_ylabel("test Ap")
+    axes[0, 0].plot([], [], "ko", label="GLOCALCV()")
+    axes[0, 0].plot([], [], "ks", markerfacecolor="white", label="tuned BR")
+    axes[0, 0].legend(fontsize=8, loc="upper right")
     return figure
 
 

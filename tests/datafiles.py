@@ -14,6 +14,12 @@ ARFF = """@relation '{relation}'
 """
 
 
+def thresholded_rows(n, seed=0):
+    """n rows of 4 features (standard normal + 1) and 3 labels, each a feature above 1."""
+    X = np.random.default_rng(seed).standard_normal((n, 4)) + 1
+    return X, (X[:, :3] > 1).astype(int)
+
+
 def _svmlight(path, seed, n=80, d=6, l=3):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) + 1.0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from datafiles import ARFF, _arff, _svmlight
+from datafiles import ARFF, _arff, _svmlight, thresholded_rows
 from sklearn.datasets import dump_svmlight_file
 
 from glocal.cli import main
@@ -308,9 +308,7 @@ def _one_line_error(result, *fragments):
 def arff_model(tmp_path_factory):
     """A model fitted on a MEKA ARFF file with labels a, b, c, and new data without them."""
     tmp = tmp_path_factory.mktemp("arff")
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((60, 4)) + 1
-    Y = (X[:, :3] > 1).astype(int)
+    X, Y = thresholded_rows(60)
     _arff(tmp / "train.arff", X, Y)
     assert main(["fit", str(tmp / "train.arff"), "--model", str(tmp / "m.skops"),
                  "--n-latent", "2", "--paper"]) == 0
@@ -490,9 +488,7 @@ def test_evaluate_says_what_it_scored(files, capsys):
 
 
 def test_fit_progress_grammar_and_label_warnings(tmp_path, capsys):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((40, 4)) + 1
-    Y = (X[:, :3] > 1).astype(int)
+    X, Y = thresholded_rows(40)
     Y[:, 2] = 0  # label c is never positive
     _arff(tmp_path / "train.arff", X, Y)
     assert main(["fit", str(tmp_path / "train.arff"), "--model", str(tmp_path / "m.skops"),

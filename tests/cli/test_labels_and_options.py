@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from datafiles import _arff
+from datafiles import _arff, thresholded_rows
 
 from glocal.cli import main
 from glocal.cli._fit import _edge_hint
@@ -17,9 +17,7 @@ from glocal.protocol import sample_observed
 def labelled(tmp_path_factory):
     """A MEKA ARFF file with complete labels and the same file with half of them '?'."""
     tmp = tmp_path_factory.mktemp("missing")
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((120, 4)) + 1
-    Y = (X[:, :3] > 1).astype(int)
+    X, Y = thresholded_rows(120)
     hidden = sample_observed(Y, 0.5, random_state=0)
     _arff(tmp / "full.arff", X, Y)
     _arff(tmp / "missing.arff", X, hidden)

@@ -10,7 +10,9 @@ rows without a positive dropped):
   refit ``GLOCALCV()`` makes);
 * ``warm tol=T`` (``--warm-tols``): from the solution of the chosen setting on the first fold's training rows
   (fitted as the search's path fits are, at ``tol=1e-2``; its time is not counted, since the
-  search has made that fit already), through ``GLOCAL.fit(..., init=)``.
+  search has made that fit already), through ``GLOCAL.fit(..., init=)``;
+* ``warm1 tol=T`` (``--warm1-tols``): the same start with one basic-model round only
+  (``init_max_iter=1``, as the search's warm-started path fits), then Algorithm 1 to ``tol``.
 
 Prints one line per refit: dataset, rho, split, the chosen setting, the way, its basic-model
 and main-loop rounds, CPU seconds and test Ap; with ``--out``, the rows go to a CSV too.
@@ -38,6 +40,7 @@ from glocal.protocol import drop_unlabeled_rows, random_splits, sample_observed
 
 COLD_TOLS = (1e-4, 1e-3, 3e-3, 1e-2)
 WARM_TOLS = (1e-4, 1e-3)
+WARM1_TOLS = ()
 FIELDS = ["dataset", "rho", "split", "setting", "refit", "init_rounds", "rounds", "seconds",
           "test_ap"]
 
@@ -52,20 +55,23 @@ def _timed_fit(model, X, Y, **fit_params):
     return model, time.process_time() - tic
 
 
-def refits(search, X_train, Y_train, cold_tols=COLD_TOLS, warm_tols=WARM_TOLS):
+def refits(search, X_train, Y_train, cold_tols=COLD_TOLS, warm_tols=WARM_TOLS,
+           warm1_tols=WARM1_TOLS):
     """(way, model, CPU seconds) of every refit of the search's chosen setting."""
     best = clone(search.best_estimator_)  # the chosen setting, unfitted
     for tol in cold_tols:
         model, seconds = _timed_fit(clone(best).set_params(tol=tol), X_train, Y_train)
         yield f"cold tol={tol:g}", model, seconds
-    if not warm_tols:
+    if not warm_tols and not warm1_tols:
         return
     train = next(KFold(3, shuffle=True, random_state=0).split(X_train))[0]
     fold = clone(best).set_params(tol=1e-2).fit(X_train[train], Y_train[train])
-    for tol in warm_tols:
-        model, seconds = _timed_fit(clone(best).set_params(tol=tol), X_train, Y_train,
-                                    init=fold)
-        yield f"warm tol={tol:g}", model, seconds
+    for way, tols, params in [("warm", warm_tols, {}),
+                              ("warm1", warm1_tols, {"init_max_iter": 1})]:
+        for tol in tols:
+            model, seconds = _timed_fit(clone(best).set_params(tol=tol, **params), X_train,
+                                        Y_train, init=fold)
+            yield f"{way} tol={tol:g}", model, seconds
 
 
 def main():
@@ -77,6 +83,7 @@ def main():
     parser.add_argument("--data-dir", default=DATA_DIR)
     parser.add_argument("--cold-tols", type=float, nargs="*", default=list(COLD_TOLS))
     parser.add_argument("--warm-tols", type=float, nargs="*", default=list(WARM_TOLS))
+    parser.add_argument("--warm1-tols", type=float, nargs="*", default=list(WARM1_TOLS))
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -97,7 +104,8 @@ def main():
                           f"(its refit {search.refit_time_:.1f} s wall)", flush=True)
                     setting = ",".join(f"{k}={v}" for k, v in search.best_params_.items())
                     for way, model, seconds in refits(search, X[train], Y_train,
-                                                      args.cold_tols, args.warm_tols):
+                                                      args.cold_tols, args.warm_tols,
+                                                      args.warm1_tols):
                         row = dict(dataset=name, rho=rho, split=split, setting=setting,
                                    refit=way.replace(" ", "_"),
                                    init_rounds=model.n_init_iter_, rounds=model.n_iter_,

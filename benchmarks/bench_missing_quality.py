@@ -46,7 +46,8 @@ from glocal import GLOCAL, GLOCALCV  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
 from glocal.datasets import load_dataset  # noqa: E402
 from glocal.metrics import average_precision  # noqa: E402
-from glocal.model_selection import select_hyperparameters  # noqa: E402
+from glocal.model_selection import (DEFAULT_ESTIMATOR_PARAMS, MAX_DEFAULT_LATENT,  # noqa: E402
+                                   select_hyperparameters)
 from glocal.protocol import (BR_GRID, GLOCAL_GRID, drop_unlabeled_rows,  # noqa: E402
                              paired_ttest, random_splits, sample_observed)
 
@@ -109,9 +110,15 @@ METHODS = {
         {"lam2": [2, 4, 16], "normalize_rows": [False, True]}),
     # The recommended estimator as a user writes it: GLOCALCV() with its own model and grid.
     "GLOCALCV()": (None, None),
+    # The same search with per-label balanced weights of the observed entries.
+    "GLOCALCV()-balanced": (
+        lambda n_labels, seed: GLOCAL(n_latent=min(n_labels, MAX_DEFAULT_LATENT),
+                                      **DEFAULT_ESTIMATOR_PARAMS, class_weight="balanced",
+                                      random_state=seed), None),
 }
 # Tuned by `GLOCALCV` (same folds and scorer); the others by `select_hyperparameters`.
-TUNED_BY_GLOCALCV = {"GLOCAL-lam_v=0-sqhinge-rows-glocalcv", "GLOCALCV()"}
+TUNED_BY_GLOCALCV = {"GLOCAL-lam_v=0-sqhinge-rows-glocalcv", "GLOCALCV()",
+                     "GLOCALCV()-balanced"}
 EXTENSIONS = ["GLOCAL-lam_v=0-lam2=4", "GLOCAL-lam_v=0-sqhinge-lam2=4",
               "GLOCAL-lam_v=0-logistic-lam2=4", "GLOCAL-lam_v=0-balanced-lam2=4",
               "GLOCAL-lam_v=0-lam=10-lam2=4"]

@@ -40,6 +40,8 @@ def run(args):
         saved = {"label_names": list(data.label_names),
                  "feature_names": list(data.feature_names),
                  "index_base": data.get("index_base")}
+        if args.observed is not None:  # so that `glocal plot --data` hides the same labels
+            saved["hidden_labels"] = {"observed": args.observed, "seed": args.seed}
         search = model
         if not args.paper:  # the refitted best setting is the model saved, with thresholds
             saved["thresholds"] = search.thresholds_

@@ -45,8 +45,9 @@ def run(args):
 
 
 def _training_labels(saved, model, args):
-    """The labels of --data, refused in one line unless they are the rows the model was
-    fitted on (in order: the model's groups are drawn per row)."""
+    """The labels of --data as the model was fitted on them (those ``glocal fit --observed``
+    hid are hidden again, the same ones), refused in one line unless they are the rows the
+    model was fitted on (in order: the model's groups are drawn per row)."""
     data = _load_data(args.data, args, "train", model=saved)
     _check_data(saved, data, args.data)
     if not data.Y.shape[1]:
@@ -57,7 +58,14 @@ def _training_labels(saved, model, args):
             digests is not None and not (_row_digests(data.X) == digests).all()):
         raise ValueError(f"--data: the rows of {data.described} are not the {n_rows} rows "
                          "the model was fitted on (its training split? --split)")
-    return data.Y
+    hidden = saved.get("hidden_labels")
+    if hidden is None:
+        return data.Y
+    from ..protocol import sample_observed
+
+    print(f"--data: its labels as the fit saw them, all but a fraction {hidden['observed']:g} "
+          "hidden as by glocal fit --observed")
+    return sample_observed(data.Y, hidden["observed"], random_state=hidden["seed"])
 
 
 def _glocal_of(model, path):

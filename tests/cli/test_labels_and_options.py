@@ -67,6 +67,24 @@ def test_observed_hides_labels_as_the_python_protocol(labelled, capsys):
                            _scores(tmp / "file.skops", labelled.X), atol=1e-6)
 
 
+def test_plot_draws_the_labels_the_observed_fit_saw(labelled, monkeypatch, capsys):
+    import glocal.plotting
+
+    tmp = labelled.tmp
+    assert main(["fit", str(tmp / "full.arff"), "--model", str(tmp / "seed1.skops"),
+                 "--observed", "0.5", "--seed", "1", "--paper", "--n-latent", "2",
+                 "--force"]) == 0
+    drawn = []
+    monkeypatch.setattr(glocal.plotting, "plot_correlations",
+                        lambda model, names, labels=None, **kw: drawn.append(labels))
+    capsys.readouterr()
+    assert main(["plot", "--model", str(tmp / "seed1.skops"), "--data", str(tmp / "full.arff"),
+                 "--out", str(tmp / "figures"), "--force"]) == 0
+    assert "its labels as the fit saw them" in capsys.readouterr().out
+    # The entries --observed 0.5 --seed 1 hid are hidden again, not the file's full labels.
+    np.testing.assert_array_equal(drawn[0], sample_observed(labelled.Y, 0.5, random_state=1))
+
+
 @pytest.mark.parametrize("args, message", [
     (["missing.arff", "--observed", "0.5"], "--observed hides labels of complete data, but "),
     (["full.arff", "--observed", "0"], "argument --observed: must be in (0, 1], got 0.0"),

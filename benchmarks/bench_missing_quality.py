@@ -55,7 +55,7 @@ PAPER_DATASETS = ["arts", "business", "computers", "education", "entertainment",
                   "enron", "image"]
 EXTRA_DATASETS = ["bibtex", "delicious"]
 ALL_LABELS = "n_labels"  # stands for n_latent = min(number of labels, MAX_LATENT)
-MAX_LATENT = 100  # bounds the k x k blocks of U's and V's preconditioners (delicious: 983)
+MAX_LATENT = MAX_DEFAULT_LATENT  # GLOCALCV()'s cap of n_latent (delicious has 983 labels)
 
 
 def _glocal(**fixed):
@@ -111,10 +111,8 @@ METHODS = {
     # The recommended estimator as a user writes it: GLOCALCV() with its own model and grid.
     "GLOCALCV()": (None, None),
     # The same search with per-label balanced weights of the observed entries.
-    "GLOCALCV()-balanced": (
-        lambda n_labels, seed: GLOCAL(n_latent=min(n_labels, MAX_DEFAULT_LATENT),
-                                      **DEFAULT_ESTIMATOR_PARAMS, class_weight="balanced",
-                                      random_state=seed), None),
+    "GLOCALCV()-balanced": (_glocal(**DEFAULT_ESTIMATOR_PARAMS, n_latent=ALL_LABELS,
+                                    class_weight="balanced"), None),
 }
 # Tuned by `GLOCALCV` (same folds and scorer); the others by `select_hyperparameters`.
 TUNED_BY_GLOCALCV = {"GLOCAL-lam_v=0-sqhinge-rows-glocalcv", "GLOCALCV()",

@@ -700,8 +700,9 @@ RECOMMENDED_LEVERS = [
     "at 2.2 times; with more latent dimensions than its rank needs, the model fits its "
     "training labels more closely (objective 4-15 % lower on the synthetic sets) without "
     "ranking its test labels better. What delicious gains comes from the rank its labels "
-    "need, not from their number, so the cap stays at 100; with that many labels ``GLOCALCV(GLOCAL(**DEFAULT_ESTIMATOR_PARAMS,"
-    " n_latent=200))`` is the measured alternative. "
+    "need, not from their number, so the cap stays at 100; with that many labels "
+    "``GLOCALCV(GLOCAL(**DEFAULT_ESTIMATOR_PARAMS, n_latent=200))`` is the measured "
+    "alternative. "
     "The thresholds do not enter Ap, a ranking measure, and the rows' scaling is already "
     "chosen by the search. The defaults stay.",
     ""]

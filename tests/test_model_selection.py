@@ -16,8 +16,8 @@ from glocal._utils.progress import settings_text
 from glocal.baselines import BR
 from glocal.metrics import observed_average_precision_scorer
 from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
-                                    PATH_SOLVER_OPTIONS, _path_model, _plan,
-                                    select_hyperparameters)
+                                    PATH_SOLVER_OPTIONS, select_hyperparameters)
+from glocal.model_selection._plan import _path_model, _plan
 from glocal.protocol import CORRELATION_WEIGHTS, GLOCAL_ABLATION_GRID, sample_observed
 
 

@@ -1,59 +1,26 @@
-"""Hyperparameters by k-fold cross-validation on observed labels.
-
-* `GLOCALCV`: GLOCAL's, along warm-started regularization paths.
-* `select_hyperparameters`: the one tuning function of the experiments, `GLOCALCV` for the
-  GLOCAL family and `sklearn.model_selection.GridSearchCV` for any other estimator, on the
-  same folds with the same scorer.
-"""
+"""`GLOCALCV`: GLOCAL's hyperparameters by cross-validation on observed labels."""
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
+from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._utils import validation
-from ._base import (VANISHED_WARNING, MultiLabelMixin, _check_feature_names, if_logistic_loss,
-                    scores_vanish, warn_if_any_vanished)
-from ._fitted import Array, Data, Integer, Model, Number
-from ._utils.progress import SearchProgress, counted, fit_progress, iterations_text, \
+from .._base import MultiLabelMixin, _check_feature_names, if_logistic_loss, warn_if_any_vanished
+from .._fitted import Array, Data, Integer, Model, Number
+from .._utils import validation
+from .._utils.progress import SearchProgress, counted, fit_progress, iterations_text, \
     settings_text
-from .estimator import GLOCAL, FitCache
-from .metrics import observed_average_precision, observed_average_precision_scorer
-from .thresholds import f1_thresholds, mean_thresholds
-
-__all__ = ["GLOCALCV", "select_hyperparameters"]
-
-# The recommended model, the default of `GLOCALCV` (not of `GLOCAL`, which keeps the
-# paper's): the squared hinge, a bias per label, no shrinkage of V (lam_v = 0) and
-# n_latent = min(n_labels, MAX_DEFAULT_LATENT), set in `fit` from the labels. With lam_v = 0
-# only the coupling to W^T X holds the scale of V, and block descent drifts slowly along the
-# rescalings of U V; the solver's rescaling step (`glocal.solver.plan.Levers.rebalance`, on when
-# lam_v = 0) removes most of that drift. The caps stay above the needs of the slowest shared
-# set, and the cap on n_latent bounds the solver's k x k blocks; how each was chosen, with
-# the measurements, is in the documentation ("What the defaults are" under Model selection).
-# V and U are solved by Newton's method (`glocal.solver.newton`), as GLOCAL does under this loss.
-# The refit stops at tol = 1e-3, not GLOCAL's 1e-4: the same test Ap, cheaper (documented).
-DEFAULT_ESTIMATOR_PARAMS = {"loss": "squared_hinge", "fit_intercept": True, "lam_v": 0.0,
-                            "max_iter": 200, "init_max_iter": 300, "tol": 1e-3}
-MAX_DEFAULT_LATENT = 100
-
-# The default search: lam2 over 16, 4, 2, 1 (walked from strong to weak regularization) on
-# raw and on unit-norm rows; 8 settings on 2 paths, chosen on data sets other than the
-# paper's 8 (see the documentation).
-DEFAULT_PARAM_GRID = {"lam2": [16.0, 4.0, 2.0, 1.0], "normalize_rows": [False, True]}
-
-# Looser block solves in the fits along a path (GLOCAL's defaults: 100 iterations, stop at
-# 1e-4 of the starting gradient norm): otherwise the Z block's conjugate gradients run to
-# their cap on every outer iteration, for label Laplacians weighted by lam3 = lam4 = 1e-3,
-# without changing the CV scores that pick the setting (measured in the documentation).
-PATH_SOLVER_OPTIONS = {"block_max_iter": 20, "block_rtol": 1e-2}
+from ..estimator import GLOCAL
+from ..thresholds import mean_thresholds
+from ._defaults import DEFAULT_ESTIMATOR_PARAMS, DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT
+from ._fold import _walk_fold
+from ._plan import _plan
 
 
 def _best_estimator(search):
@@ -454,147 +421,3 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         check_is_fitted(self, "best_estimator_")
         _check_feature_names(self, X, reset=False)
         return self.best_estimator_.predict_proba(X)
-
-
-def _plan(candidates, path_param):
-    """The order of one fold's fits and where each starts: (candidate, source).
-
-    ``source`` is the index of an earlier candidate whose solution starts the fit, or None
-    for GLOCAL's own initial point. Candidates equal but for ``path_param`` and
-    ``fit_intercept`` form a path walked in decreasing ``path_param``: at each value the
-    first candidate (in grid order) starts from the first one at the previous value, the
-    others from it, the same model with or without a bias.
-    """
-    if path_param is None:
-        return [(i, None) for i in range(len(candidates))]
-    paths = {}
-    for i, params in enumerate(candidates):
-        rest = tuple(sorted((name, repr(value)) for name, value in params.items()
-                            if name not in (path_param, "fit_intercept")))
-        paths.setdefault(rest, []).append(i)
-    plan = []
-    for path in paths.values():
-        steps = {}  # path value -> its candidates, in grid order
-        for i in path:
-            steps.setdefault(candidates[i].get(path_param, np.inf), []).append(i)
-        previous = None
-        for value in sorted(steps, reverse=True):
-            first, *siblings = steps[value]
-            plan.append((first, previous))
-            plan.extend((i, first) for i in siblings)
-            previous = first
-    return plan
-
-
-def _path_model(base, params, path_tol, warm):
-    """The estimator of one fit along a path: ``params`` set, stopped at ``path_tol`` with
-    block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one round of the basic-model
-    initialisation when it starts warm, at a solution of Algorithm 1 for a nearby model (the
-    previous value of the path, or the same model without its bias): it takes the largest
-    part of the change of lam2 in a round cheaper than Algorithm 1's."""
-    model = clone(base).set_params(**params)
-    if path_tol is None:
-        return model
-    # GLOCAL's own block solves are tighter than these; a user's looser ones are kept.
-    options = dict(model.solver_options or {})
-    cap, rtol = PATH_SOLVER_OPTIONS["block_max_iter"], PATH_SOLVER_OPTIONS["block_rtol"]
-    options["block_max_iter"] = min(options.get("block_max_iter", cap), cap)
-    options["block_rtol"] = max(options.get("block_rtol", rtol), rtol)
-    model.set_params(tol=path_tol, solver_options=options)
-    if warm:
-        model.set_params(init_max_iter=1)
-    return model
-
-
-def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_tol,
-               fold, n_folds, verbose, each_fit=None):
-    """Fit every candidate on one fold in the order of ``plan``; returns scores, times,
-    initialisation rounds, iterations, every candidate's F1 thresholds of the labels
-    (`f1_thresholds`) on the validation rows and whether its scores vanished. ``scorer``
-    None is `observed_average_precision_scorer`; ``each_fit()`` is called after every fit.
-
-    A fit whose scores vanish (`glocal._base.scores_vanish`) scores -inf, the worst: the
-    ranking of scores zero to rounding is noise, and such noise won whole searches. It
-    starts no other fit either (U V = 0 is a stationary point: a fit started there stays
-    there); those start from GLOCAL's own initial point."""
-    n = len(candidates)
-    scores, times, n_init_iter, n_iter = (np.empty(n) for _ in range(4))
-    vanished = np.zeros(n, dtype=bool)
-    thresholds = np.empty((n, Y.shape[1]))
-    X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
-    cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
-    solutions = {}  # candidate -> its fitted model, for the fits that start from it
-    sources = {source for _, source in plan}
-    for i, source in plan:
-        tic = time.perf_counter()
-        start = solutions.get(source)
-        model = _path_model(base, candidates[i], path_tol, start is not None)
-        with warnings.catch_warnings():  # said once for the search, by `fit`
-            warnings.filterwarnings("ignore", VANISHED_WARNING)
-            model.fit(X_train, Y_train, None if groups is None else groups[train],
-                      init=start, cache=cache)
-        vanished[i] = scores_vanish(model.U_, model.V_)
-        if i in sources and not vanished[i]:
-            solutions[i] = model
-        times[i] = time.perf_counter() - tic
-        validation_scores = model.decision_function(X_test)
-        if vanished[i]:
-            scores[i] = -np.inf
-        else:
-            scores[i] = (observed_average_precision(Y_test, validation_scores)
-                         if scorer is None else scorer(model, X_test, Y_test))
-        thresholds[i] = f1_thresholds(Y_test, validation_scores)
-        n_init_iter[i], n_iter[i] = model.n_init_iter_, model.n_iter_
-        if each_fit is not None:
-            each_fit()
-        if verbose >= 2:
-            print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
-                  f"{scores[i]:.4f} ({times[i]:.2f} s, {iterations_text(model)})",
-                  flush=True)
-    return scores, times, n_init_iter, n_iter, thresholds, vanished
-
-
-def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, random_state=None,
-                           paths=True):
-    """The best parameters of ``param_grid`` by k-fold cross-validation, not refitted.
-
-    Shuffled `KFold` folds seeded by ``random_state``, every fold scored by
-    `glocal.metrics.observed_average_precision_scorer` (the paper's Ap on observed labels
-    only, so missing labels neither reward nor penalize a ranking). GLOCAL, GLObal and loCAL
-    are searched by `GLOCALCV`, other estimators by `sklearn.model_selection.GridSearchCV`.
-
-    Parameters
-    ----------
-    estimator : multi-label estimator
-        Unfitted; its other parameters stay as they are.
-    param_grid : dict or list of dict
-        As for ``GridSearchCV``, e.g. `glocal.protocol.GLOCAL_GRID` or
-        `glocal.protocol.BR_GRID`.
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    Y : array-like of shape (n_samples, n_labels)
-        {0, 1} labels, NaN for the missing ones.
-    cv : int, default=5
-        Number of folds.
-    n_jobs : int or None, default=None
-        Parallel fits (folds for `GLOCALCV`).
-    random_state : int, RandomState instance or None, default=None
-        Shuffles the rows into folds.
-    paths : bool, default=True
-        For the GLOCAL family: walk `GLOCALCV`'s warm-started lam2 paths at its
-        ``path_tol``; False fits every setting from scratch at the estimator's own ``tol``,
-        which gives ``GridSearchCV``'s scores.
-
-    Returns
-    -------
-    best_params : dict
-        The grid point of highest mean validation score (the first one on ties).
-    """
-    folds = KFold(n_splits=cv, shuffle=True, random_state=random_state)
-    if isinstance(estimator, GLOCAL):
-        search = GLOCALCV(estimator, param_grid, cv=folds, refit=False, n_jobs=n_jobs)
-        if not paths:
-            search.set_params(path_param=None, path_tol=None)
-    else:
-        search = GridSearchCV(estimator, param_grid, scoring=observed_average_precision_scorer,
-                              cv=folds, n_jobs=n_jobs, refit=False, error_score="raise")
-    return search.fit(X, Y).best_params_

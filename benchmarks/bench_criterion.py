@@ -26,6 +26,7 @@ Usage::
 """
 
 import argparse
+import csv
 import json
 import sys
 import time
@@ -45,8 +46,8 @@ from glocal import GLOCALCV  # noqa: E402
 from glocal._utils.validation import LabelWarning  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
 from glocal.metrics import average_precision, evaluate_masked, label_auc  # noqa: E402
-from glocal.metrics import observed_average_precision  # noqa: E402
-from glocal.metrics._ranking import _masked_stats, _observed_inputs, _row_values  # noqa: E402
+from glocal.metrics import (observed_average_precision,  # noqa: E402
+                            observed_weighted_average_precision)
 from glocal.model_selection import DEFAULT_PARAM_GRID  # noqa: E402
 from glocal.model_selection._fold import _walk_fold  # noqa: E402
 from glocal.model_selection._plan import _plan  # noqa: E402
@@ -150,87 +151,64 @@ def run(args):
 
 # --- the criteria ------------------------------------------------------------------------------
 
-def _row_ap(Y, S):
-    """Each row's Ap among its observed labels and whether it is defined."""
-    y, s, mask = _observed_inputs(Y, S)
-    return _row_values(_masked_stats(y, s, mask), "average_precision")
-
-
-def instance_ap(Y, S):
-    """Today's criterion: instance-wise Ap among the observed labels."""
-    return observed_average_precision(Y, S)
-
-
-def observed_label_auc(Y, S):
-    return evaluate_masked(np.nan_to_num(Y), S, ~np.isnan(Y))["label_auc"]
-
-
-def observed_label_ap(Y, S):
-    """Label-wise Ap: each label ranks its observed rows."""
-    return observed_average_precision(Y.T, S.T)
-
-
-def mix(weight, second):
-    def criterion(Y, S):
-        return (1 - weight) * instance_ap(Y, S) + weight * second(Y, S)
-    return criterion
-
-
-def adaptive(second):
-    """Instance-wise Ap weighted by the share of rows with an observed positive (the rows
-    it ranks), ``second`` by the share of the others."""
-    def criterion(Y, S):
-        share = float((Y == 1).any(axis=1).mean())
-        return share * instance_ap(Y, S) + (1 - share) * second(Y, S)
-    return criterion
-
-
-def weighted_instance_ap(Y, S):
-    """Instance-wise Ap with each row weighted by its number of observed labels."""
-    values, keep = _row_ap(Y, S)
-    weights = (~np.isnan(Y)).sum(axis=1)[keep]
-    return float(np.average(values[keep], weights=weights))
-
-
 def spread_ratio(S):
     """Mean over labels of the scores' spread across rows, over the spread of the labels'
     mean scores: small when the per-label biases decide every row's ranking alike."""
     return float(S.std(axis=0).mean() / max(S.mean(axis=0).std(), 1e-12))
 
 
-def guard(threshold):
-    def criterion(Y, S):
-        return -np.inf if spread_ratio(S) < threshold else instance_ap(Y, S)
-    return criterion
+def _parts(Y, S):
+    """What every criterion is made of, on one fold's validation rows."""
+    return {"instance Ap": observed_average_precision(Y, S),
+            "label AUC": evaluate_masked(np.nan_to_num(Y), S, ~np.isnan(Y))["label_auc"],
+            "label Ap": observed_average_precision(Y.T, S.T),
+            "row-weighted Ap": observed_weighted_average_precision(Y, S),
+            "share": float((Y == 1).any(axis=1).mean()), "spread": spread_ratio(S)}
 
 
-CRITERIA = {"instance Ap": instance_ap,
-            "label AUC": observed_label_auc,
-            "label Ap": observed_label_ap,
-            "mix AUC 0.5": mix(0.5, observed_label_auc),
-            "mix AUC 0.25": mix(0.25, observed_label_auc),
-            "mix Ap 0.5": mix(0.5, observed_label_ap),
-            "adaptive AUC": adaptive(observed_label_auc),
-            "adaptive Ap": adaptive(observed_label_ap),
-            "row-weighted Ap": weighted_instance_ap,
-            "guard 0.5": guard(0.5),
-            "guard 0.35": guard(0.35)}
+def _mix(weight, second):
+    return lambda p: (1 - weight) * p["instance Ap"] + weight * p[second]
 
 
-def _cv_score(criterion, Y, val, fold_of):
-    """Mean over folds of ``criterion`` on each fold's validation rows (-inf: vanished)."""
-    scores = []
+def _adaptive(second):
+    """Instance-wise Ap weighted by the share of rows with an observed positive (the rows
+    it ranks), ``second`` by the share of the others."""
+    return lambda p: p["share"] * p["instance Ap"] + (1 - p["share"]) * p[second]
+
+
+def _guard(threshold):
+    return lambda p: -np.inf if p["spread"] < threshold else p["instance Ap"]
+
+
+# name -> criterion of one fold's `_parts`
+CRITERIA = {"instance Ap": lambda p: p["instance Ap"],
+            "label AUC": lambda p: p["label AUC"],
+            "label Ap": lambda p: p["label Ap"],
+            "mix AUC 0.5": _mix(0.5, "label AUC"),
+            "mix AUC 0.25": _mix(0.25, "label AUC"),
+            "mix Ap 0.5": _mix(0.5, "label Ap"),
+            "adaptive AUC": _adaptive("label AUC"),
+            "adaptive Ap": _adaptive("label Ap"),
+            "row-weighted Ap": lambda p: p["row-weighted Ap"],
+            "guard 0.5": _guard(0.5),
+            "guard 0.35": _guard(0.35)}
+
+
+def _fold_parts(Y, val, fold_of):
+    """`_parts` of every fold (None: a vanished fit)."""
+    parts = []
     for k in np.unique(fold_of):
         rows = fold_of == k
-        if np.isnan(val[rows]).any():
-            return -np.inf
-        scores.append(criterion(Y[rows], val[rows].astype(float)))
-    return float(np.mean(scores))
+        parts.append(None if np.isnan(val[rows]).any()
+                     else _parts(Y[rows], val[rows].astype(float)))
+    return parts
 
 
-def _pick(criterion, Y, vals, fold_of):
-    scores = [_cv_score(criterion, Y, val, fold_of) for val in vals]
-    return int(np.argmax(scores))  # the first on ties, as the search
+def _pick(criterion, fold_parts):
+    """The first setting of highest mean criterion over folds, as the search picks."""
+    scores = [np.mean([-np.inf if p is None else criterion(p) for p in parts])
+              for parts in fold_parts]
+    return int(np.argmax(scores))
 
 
 def _load_cells(store, datasets, rhos):
@@ -246,31 +224,50 @@ def _load_cells(store, datasets, rhos):
     return cells
 
 
-def _evaluate_cell(path, br_cs):
+def _evaluate_cell(path):
+    """The parts of every setting's and C's folds, the test measures; cached beside the
+    cell."""
+    cache = path.with_suffix(".json")
+    if cache.exists():
+        return json.loads(cache.read_text())
     data = np.load(path)
     Y, Y_full, Y_test, fold_of = data["Y"], data["Y_full"], data["Y_test"], data["fold_of"]
-    settings = json.loads(str(data["settings"]))
-    test_ap = [average_precision(Y_test, s) for s in data["glocal_test"]]
-    keep_c = [i for i, C in enumerate(data["br_cs"]) if C in br_cs]
-    br_val, br_test = data["br_val"][keep_c], data["br_test"][keep_c]
-    br_ap = [average_precision(Y_test, s) for s in br_test]
-    row = {"settings": settings, "test_ap": test_ap,
+    tests = data["glocal_test"].astype(float)
+    row = {"settings": json.loads(str(data["settings"])),
+           "test_ap": [average_precision(Y_test, s) for s in tests],
+           "br_cs": data["br_cs"].tolist(),
+           "br_ap": [average_precision(Y_test, s) for s in data["br_test"].astype(float)],
            "rows_with_positive": float((np.nan_to_num(Y) == 1).any(axis=1).mean()),
-           "spread": [spread_ratio(s.astype(float)) for s in data["glocal_test"]],
-           "label_auc": [label_auc(Y_test, s) for s in data["glocal_test"]]}
-    for name, criterion in {**CRITERIA, "complete labels": instance_ap}.items():
-        labels = Y_full if name == "complete labels" else Y
-        pick = _pick(criterion, labels, data["glocal_val"], fold_of)
-        br_pick = _pick(criterion, labels, br_val, fold_of)
-        row[name] = (pick, test_ap[pick], br_ap[br_pick])
-    row["BR"] = br_ap[_pick(instance_ap, Y, br_val, fold_of)]
+           "spread": [spread_ratio(s) for s in tests],
+           "label_auc": [label_auc(Y_test, s) for s in tests],
+           "parts": [_fold_parts(Y, val, fold_of) for val in data["glocal_val"]],
+           "complete": [_fold_parts(Y_full, val, fold_of) for val in data["glocal_val"]],
+           "br_parts": [_fold_parts(Y, val, fold_of) for val in data["br_val"]]}
+    cache.write_text(json.dumps(row))
     return row
+
+
+def _picks(row, br_cs):
+    """{criterion: (pick, its test Ap, BR's test Ap under it)}, BR over ``br_cs``."""
+    keep = [i for i, C in enumerate(row["br_cs"]) if C in br_cs]
+    picks = {}
+    for name, criterion in CRITERIA.items():
+        pick = _pick(criterion, row["parts"])
+        br = keep[_pick(criterion, [row["br_parts"][i] for i in keep])]
+        picks[name] = (pick, row["test_ap"][pick], row["br_ap"][br])
+    pick = _pick(CRITERIA["instance Ap"], row["complete"])
+    picks["complete labels"] = (pick, row["test_ap"][pick], picks["instance Ap"][2])
+    return picks
 
 
 def report(args):
     br_cs = args.br_C
     cells = _load_cells(args.store, args.datasets, args.rhos)
-    rows = {key: _evaluate_cell(path, br_cs) for key, path in cells.items()}
+    rows = {}
+    for key, path in cells.items():
+        rows[key] = _evaluate_cell(path)
+        rows[key].update(_picks(rows[key], br_cs))
+        rows[key]["BR"] = rows[key]["instance Ap"][2]
     names = list(CRITERIA) + ["complete labels"]
     print(f"Test Ap of GLOCALCV()'s pick under each criterion minus tuned BR's (BR tuned by "
           f"instance-wise Ap over C in {br_cs}); per (dataset, rho): mean over splits "
@@ -288,6 +285,24 @@ def report(args):
             cells_.append(f"{diff.mean():+.4f} [{diff.min():+.4f}]")
         print(f"| {name} | {rho:g} | {len(group)} | {br.mean():.4f} | " + " | ".join(cells_)
               + " |")
+    print("\nWhat explains a pick below the best setting, per (dataset, rho): rows with an "
+          "observed positive; searches whose pick is lam2 = 16 (the grid's top end); the "
+          "picks' mean regret (the best setting's test Ap minus the pick's) under the "
+          "observed labels and under the complete training labels (same folds, same fits); "
+          "the picks' spread ratio (mean per-label spread of the test scores over the spread "
+          "of the label means) and the best settings'\n")
+    print("| dataset | rho | rows with a positive | picks at lam2 = 16 | regret | regret with "
+          "complete labels | spread of picks | spread of best |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, rho), group in groups.items():
+        best = [int(np.argmax(r["test_ap"])) for r in group]
+        picks = [r["instance Ap"][0] for r in group]
+        print(f"| {name} | {rho:g} | {np.mean([r['rows_with_positive'] for r in group]):.2f} | "
+              f"{sum(r['settings'][i]['lam2'] == 16 for r, i in zip(group, picks))} | "
+              f"{np.mean([r['test_ap'][b] - r['instance Ap'][1] for r, b in zip(group, best)]):.4f} | "
+              f"{np.mean([r['test_ap'][b] - r['complete labels'][1] for r, b in zip(group, best)]):.4f} | "
+              f"{np.mean([r['spread'][i] for r, i in zip(group, picks)]):.2f} | "
+              f"{np.mean([r['spread'][i] for r, i in zip(group, best)]):.2f} |")
     print("\nEvery split: today's pick, its test Ap - BR, the best setting's; the picks' "
           "spread ratio and label AUC on the test rows\n")
     print("| dataset | rho | split | rows with an observed positive | pick (lam2, unit rows) "
@@ -322,6 +337,33 @@ def report(args):
                 f"{c} {paired_ttest([r[c][1] for r in group], br):+d}" for c in names))
 
 
+def export(args):
+    """The test Ap of GLOCALCV() (its default criterion, `observed_weighted_average_precision`),
+    of the same search by the unweighted `observed_average_precision`, and of BR tuned over
+    the library's `BR_GRID` by `select_hyperparameters`' criterion, as the missing-labels
+    study's rows."""
+    keep = BR_GRID["C"]
+    methods = {"GLOCALCV()": "row-weighted Ap", "GLOCALCV() by unweighted Ap": "instance Ap"}
+    with open(args.out, "w", newline="") as file:
+        writer = csv.DictWriter(file, ["dataset", "rho", "split", "method", "params", "ap"])
+        writer.writeheader()
+        for (name, rho, split), path in sorted(_load_cells(args.store, args.datasets,
+                                                          args.rhos).items()):
+            row = _evaluate_cell(path)
+            picks = _picks(row, keep)
+            cs = [C for C in row["br_cs"] if C in keep]
+            br = int(np.argmax([np.mean([p["instance Ap"] for p in row["br_parts"][i]])
+                                for i, C in enumerate(row["br_cs"]) if C in keep]))
+            for method, criterion in methods.items():
+                pick = picks[criterion][0]
+                writer.writerow(dict(dataset=name, rho=rho, split=split, method=method,
+                                     params=json.dumps(row["settings"][pick]),
+                                     ap=f"{row['test_ap'][pick]:.6f}"))
+            writer.writerow(dict(dataset=name, rho=rho, split=split, method="BR",
+                                 params=json.dumps({"C": cs[br]}),
+                                 ap=f"{picks['instance Ap'][2]:.6f}"))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -335,13 +377,19 @@ def main(argv=None):
     p.add_argument("store")
     p.add_argument("--datasets", nargs="+")
     p.add_argument("--rhos", nargs="+", type=float)
-    p.add_argument("--br-C", nargs="+", type=float, default=BR_CS,
-                   help=f"BR's grid (the library's BR_GRID is {BR_GRID['C']})")
+    p.add_argument("--br-C", nargs="+", type=float, default=BR_GRID["C"],
+                   help="BR's grid, among the values run (default: the library's BR_GRID)")
     p.add_argument("--br-criteria", action="store_true",
                    help="also tune BR by every criterion")
     p.add_argument("--ttest", action="store_true")
+    e = sub.add_parser("export", help="the study's rows (dataset, rho, split, method, "
+                                      "params, ap) as CSV")
+    e.add_argument("store")
+    e.add_argument("--datasets", nargs="+")
+    e.add_argument("--rhos", nargs="+", type=float)
+    e.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    run(args) if args.command == "run" else report(args)
+    {"run": run, "report": report, "export": export}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -296,6 +296,71 @@ def observed_average_precision(y_true, y_score):
     return _mean(_masked_stats(y_true, y_score, mask), "average_precision")
 
 
+def observed_weighted_average_precision(y_true, y_score):
+    """Ap of each row's ranking of its observed labels, rows weighted by how many they have.
+
+    The cross-validation criterion of `glocal.GLOCALCV`. Each row with an observed
+    positive scores its `observed_average_precision` (ranked among its observed entries
+    only; rows without an observed positive skipped), and the result is the mean of these
+    row values weighted by each row's number of observed entries::
+
+        sum_i n_i Ap_i / sum_i n_i      over the rows i with an observed positive,
+
+    with ``n_i`` the number of non-NaN entries of row ``i``. When most labels are missing,
+    most kept rows hold a single observed positive and a few negatives, which a ranking by
+    label frequency alone (every row ranked alike, by the per-label biases) orders as well
+    as a real model; the rows with more observed labels, which tell the two apart, weigh
+    more. Without NaN every row has the same weight and this is `average_precision`
+    exactly.
+
+    Parameters
+    ----------
+    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        1 positive, 0 negative, NaN missing.
+    y_score : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        Real-valued scores; higher means more likely positive.
+
+    Returns
+    -------
+    precision : float
+        In (0, 1]; higher is better.
+
+    Raises
+    ------
+    ValueError
+        On invalid input, or if no row has an observed positive label.
+    """
+    y_true, y_score, mask = _observed_inputs(y_true, y_score)
+    if mask.all():  # equal weights: the plain measure
+        return _mean(_row_stats(y_true, y_score), "average_precision")
+    values, keep = _row_values(_masked_stats(y_true, y_score, mask), "average_precision")
+    if not keep.any():
+        raise ValueError(f"average_precision is undefined: {_UNDEFINED['average_precision']}.")
+    return float(np.average(values[keep], weights=mask.sum(axis=1)[keep]))
+
+
+def observed_weighted_average_precision_scorer(estimator, X, Y):
+    """Scorer for model selection: `observed_weighted_average_precision` of a fitted
+    estimator, ``GLOCALCV``'s criterion.
+
+    Has the ``scorer(estimator, X, y)`` signature that ``GridSearchCV``, ``cross_val_score``
+    and ``cross_validate`` take as ``scoring``; uses ``estimator.decision_function(X)``.
+
+    Parameters
+    ----------
+    estimator : fitted estimator with ``decision_function``
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        1 positive, 0 negative, NaN missing.
+
+    Returns
+    -------
+    score : float
+        Higher is better.
+    """
+    return observed_weighted_average_precision(Y, estimator.decision_function(X))
+
+
 def observed_average_precision_scorer(estimator, X, Y):
     """Scorer for model selection: `observed_average_precision` of a fitted estimator.
 

@@ -460,11 +460,13 @@ def test_observed_scorer_ignores_missing_entries(multilabel_data):
 
 
 
-def test_observed_average_precision_without_nan_is_average_precision():
+@pytest.mark.parametrize("measure", [observed_average_precision,
+                                     observed_weighted_average_precision])
+def test_observed_average_precision_without_nan_is_average_precision(measure):
     rng = np.random.default_rng(2)
     Y = (rng.random((50, 8)) < 0.3).astype(float)
     S = rng.integers(0, 4, size=Y.shape).astype(float)  # ties
-    assert observed_average_precision(Y, S) == average_precision(Y, S)  # bitwise
+    assert measure(Y, S) == average_precision(Y, S)  # bitwise
 
 
 def test_observed_average_precision_ranks_each_row_among_its_observed_entries():
@@ -494,13 +496,6 @@ def test_observed_average_precision_documented_row_cases():
         observed_average_precision(np.array([[2.0, 0.0]]), np.zeros((1, 2)))
     with pytest.raises(ValueError, match="same shape"):
         observed_average_precision(Y, S[:, :2])
-
-
-def test_observed_weighted_average_precision_without_nan_is_average_precision():
-    rng = np.random.default_rng(2)
-    Y = (rng.random((50, 8)) < 0.3).astype(float)
-    S = rng.integers(0, 4, size=Y.shape).astype(float)  # ties
-    assert observed_weighted_average_precision(Y, S) == average_precision(Y, S)  # bitwise
 
 
 def test_observed_weighted_average_precision_weights_rows_by_their_observed_labels():

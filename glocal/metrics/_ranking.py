@@ -163,12 +163,15 @@ _UNDEFINED = {
 }
 
 
-def _mean(stats, measure):
-    """Mean of a measure over the rows that define it; ValueError when none does."""
+def _mean(stats, measure, weights=None):
+    """Mean of a measure over the rows that define it, weighted by ``weights`` (one per row)
+    if given; ValueError when no row defines it."""
     values, keep = _row_values(stats, measure)
     if not keep.any():
         raise ValueError(f"{measure} is undefined: {_UNDEFINED[measure]}.")
-    return float(values[keep].mean())
+    if weights is None:
+        return float(values[keep].mean())
+    return float(np.average(values[keep], weights=weights[keep]))
 
 
 def _instance_stats(y_true, y_score):
@@ -315,28 +318,19 @@ def observed_weighted_average_precision(y_true, y_score):
 
     Parameters
     ----------
-    y_true : {array-like, sparse matrix} of shape (n_samples, n_labels)
-        1 positive, 0 negative, NaN missing.
-    y_score : {array-like, sparse matrix} of shape (n_samples, n_labels)
-        Real-valued scores; higher means more likely positive.
+    y_true, y_score : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The labels (NaN missing) and scores, as for `observed_average_precision`.
 
     Returns
     -------
     precision : float
-        In (0, 1]; higher is better.
-
-    Raises
-    ------
-    ValueError
-        On invalid input, or if no row has an observed positive label.
+        In (0, 1]; higher is better. A ValueError, as from `observed_average_precision`,
+        on invalid input or when no row has an observed positive label.
     """
     y_true, y_score, mask = _observed_inputs(y_true, y_score)
     if mask.all():  # equal weights: the plain measure
-        return _mean(_row_stats(y_true, y_score), "average_precision")
-    values, keep = _row_values(_masked_stats(y_true, y_score, mask), "average_precision")
-    if not keep.any():
-        raise ValueError(f"average_precision is undefined: {_UNDEFINED['average_precision']}.")
-    return float(np.average(values[keep], weights=mask.sum(axis=1)[keep]))
+        return observed_average_precision(y_true, y_score)
+    return _mean(_masked_stats(y_true, y_score, mask), "average_precision", mask.sum(axis=1))
 
 
 def observed_weighted_average_precision_scorer(estimator, X, Y):
@@ -348,10 +342,9 @@ def observed_weighted_average_precision_scorer(estimator, X, Y):
 
     Parameters
     ----------
-    estimator : fitted estimator with ``decision_function``
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
-        1 positive, 0 negative, NaN missing.
+    estimator, X, Y
+        A fitted estimator with ``decision_function``, its features and the labels (NaN
+        missing), as for `observed_average_precision_scorer`.
 
     Returns
     -------

@@ -297,10 +297,11 @@ def report(args):
     for (name, rho), group in groups.items():
         best = [int(np.argmax(r["test_ap"])) for r in group]
         picks = [r["instance Ap"][0] for r in group]
+        regret = [np.mean([r["test_ap"][b] - r[criterion][1] for r, b in zip(group, best)])
+                  for criterion in ("instance Ap", "complete labels")]
         print(f"| {name} | {rho:g} | {np.mean([r['rows_with_positive'] for r in group]):.2f} | "
               f"{sum(r['settings'][i]['lam2'] == 16 for r, i in zip(group, picks))} | "
-              f"{np.mean([r['test_ap'][b] - r['instance Ap'][1] for r, b in zip(group, best)]):.4f} | "
-              f"{np.mean([r['test_ap'][b] - r['complete labels'][1] for r, b in zip(group, best)]):.4f} | "
+              f"{regret[0]:.4f} | {regret[1]:.4f} | "
               f"{np.mean([r['spread'][i] for r, i in zip(group, picks)]):.2f} | "
               f"{np.mean([r['spread'][i] for r, i in zip(group, best)]):.2f} |")
     print("\nEvery split: today's pick, its test Ap - BR, the best setting's; the picks' "

@@ -77,7 +77,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     number of observed labels (without NaN, every row weighs the same: the paper's Ap).
     With most labels missing, the unweighted mean rests on rows holding one observed
     positive and a few negatives, which a model ranking every row alike by its per-label
-    biases orders as well as a real one; such a model won searches at 10 % of the labels
+    biases orders as well as a real one; such a model won a search at 10 % of the labels
     observed (the documentation's missing-labels study measures both criteria).
 
     **Paths and warm starts.** The settings that differ only in ``path_param`` and

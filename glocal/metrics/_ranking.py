@@ -334,11 +334,11 @@ def observed_weighted_average_precision(y_true, y_score):
 
 
 def observed_weighted_average_precision_scorer(estimator, X, Y):
-    """Scorer for model selection: `observed_weighted_average_precision` of a fitted
-    estimator, ``GLOCALCV``'s criterion.
+    """Scorer: `observed_weighted_average_precision` of a fitted estimator.
 
-    Has the ``scorer(estimator, X, y)`` signature that ``GridSearchCV``, ``cross_val_score``
-    and ``cross_validate`` take as ``scoring``; uses ``estimator.decision_function(X)``.
+    ``GLOCALCV``'s criterion with the ``scorer(estimator, X, y)`` signature that
+    ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` take as ``scoring``; uses
+    ``estimator.decision_function(X)``.
 
     Parameters
     ----------

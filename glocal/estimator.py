@@ -1,5 +1,6 @@
 """The GLOCAL estimator: validate, call `glocal.solver.glocal_fit`, keep the arrays."""
 
+from functools import cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -9,7 +10,7 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._base import (
     MultiLabelMixin,
@@ -32,6 +33,15 @@ from .solver import glocal_fit
 from .solver.correlations import CORRELATION_TERMS
 from .solver.losses import LOSSES
 from .solver.optimizers import OPTIMIZERS
+
+
+@cache
+def blas_controller():
+    """The process's `threadpoolctl.ThreadpoolController`, made once: making one scans
+    every loaded shared library, some milliseconds (``threadpool_limits`` makes a new one on
+    every entry, once per fit), and the library a fit limits, numpy's BLAS, is loaded when
+    glocal is imported."""
+    return ThreadpoolController()
 
 
 class GLOCAL(MultiLabelMixin, BaseEstimator):
@@ -391,14 +401,14 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         n_features = np.shape(X)[1]  # X may be a list
         initial_point = (None if init is None else
                          self._initial_point(init, n_features, *data.Y.shape, data.n_groups))
-        # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
-        # cost more than they give. scikit-learn's KMeans makes the same choice.
         progress = (fit_progress(self, type(self).__name__, self.verbose) if self.verbose
                     else None)
         callbacks = [function for function in
                      (callback, progress, self._report if self.verbose >= 2 else None)
                      if function is not None]
-        with threadpool_limits(limits=1, user_api="blas"):
+        # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
+        # cost more than they give. scikit-learn's KMeans makes the same choice.
+        with blas_controller().limit(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,
                                 levers=levers, correlation=self.correlation,

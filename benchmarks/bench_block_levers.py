@@ -47,13 +47,15 @@ def main():
     parser.add_argument("--lam2", type=float, default=4.0)
     parser.add_argument("--normalize-rows", action="store_true")
     parser.add_argument("--ways", type=_way, nargs="+", default=[("default", {})])
+    parser.add_argument("--max-rows", type=int, default=None,
+                        help="keep this many rows of each dataset, drawn at random")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=DATA_DIR)
     args = parser.parse_args()
     print("dataset rho way init_rounds rounds cpu_s objective rel_to_first test_ap "
           "convergence_warnings", flush=True)
     for name in args.datasets:
-        X, Y = named_data(name, args.data_dir, seed=args.seed)
+        X, Y = named_data(name, args.data_dir, max_rows=args.max_rows, seed=args.seed)
         X_train, X_test, Y_train, Y_test = train_test_split(X, Y, test_size=0.4,
                                                             random_state=args.seed)
         X_test, Y_test = drop_unlabeled_rows(X_test, Y_test)

@@ -37,10 +37,8 @@ from .solver.optimizers import OPTIMIZERS
 
 @cache
 def blas_controller():
-    """The process's `threadpoolctl.ThreadpoolController`, made once: making one scans
-    every loaded shared library, some milliseconds (``threadpool_limits`` makes a new one on
-    every entry, once per fit), and the library a fit limits, numpy's BLAS, is loaded when
-    glocal is imported."""
+    """The process's `threadpoolctl.ThreadpoolController`, made once: making one scans every
+    loaded library (``threadpool_limits`` does on every entry); numpy's BLAS is loaded."""
     return ThreadpoolController()
 
 

@@ -276,7 +276,8 @@ def test_plot_draws_the_training_labels_beside_the_model(files, capsys):
         assert not (tmp / "refused").exists()
 
 
-@pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate", "plot"])
+@pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate", "plot",
+                                     "inspect"])
 def test_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])

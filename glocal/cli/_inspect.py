@@ -58,10 +58,14 @@ def _print_search(search):
 
 
 def _print_fit(model, search):
-    """The rounds and seconds of a GLOCAL-family fit (and of the search that chose it)."""
-    times = ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in model.fit_times_.items())
-    print(f"fit: {iterations_text(model)}; {sum(model.fit_times_.values()):.2f} s "
-          f"({times})")
+    """The rounds (and the seconds, of a GLOCAL-family fit) of the fit, and of the search
+    that chose it."""
+    times = getattr(model, "fit_times_", None)
+    if times is None:  # a baseline records its iterations only
+        print(f"fit: {counted(model.n_iter_, 'iteration')}")
+    else:
+        parts = ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in times.items())
+        print(f"fit: {iterations_text(model)}; {sum(times.values()):.2f} s ({parts})")
     if hasattr(search, "cv_results_"):
         results = search.cv_results_
         total = float((results["mean_fit_time"] * search.n_splits_).sum())
@@ -77,6 +81,7 @@ def _print_top_features(model, saved, top, pipeline):
     if coef is None:
         print(f"top features: a {type(model).__name__} has no linear weights (coef_)")
         return
+    coef = coef[:, :model.n_features_in_]  # MLLOC's further columns weigh its codes
     names = saved["feature_names"]
     if pipeline or len(names) != coef.shape[1]:  # a Pipeline's last step sees its own
         names = [f"feature {i}" for i in range(coef.shape[1])]

@@ -104,3 +104,35 @@ def test_a_bad_top_is_one_line(models, capsys):
     assert raised.value.code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "--top" in err and "at least 1" in err
+
+
+@capped_fits
+def test_every_model_kind_is_inspected(tmp_path, capsys):
+    import warnings
+
+    from estimators import quick_estimators, quick_search
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler
+
+    from glocal._fitted import fitted_estimator
+    from glocal.baselines import BR
+    from glocal.datasets import make_glocal_data
+    from glocal.thresholds import LabelThresholdsCV
+
+    data = make_glocal_data(n_samples=60, n_labels=4, random_state=0)
+    models = {**quick_estimators(), "GLOCALCV": quick_search(),
+              "Pipeline": make_pipeline(MaxAbsScaler(), quick_search()),
+              "LabelThresholdsCV": LabelThresholdsCV(BR(), cv=2, random_state=0)}
+    for name, model in models.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(data.X, data.Y)
+        save_model(tmp_path / f"{name}.skops", model)
+        lines = _inspected(capsys, tmp_path / f"{name}.skops", "--top", "2")
+        assert lines[0].startswith(f"{name}, saved by glocal"), lines
+        weights = getattr(fitted_estimator(model), "coef_", None)
+        if weights is None:
+            assert lines[-1] == f"top features: a {name} has no linear weights (coef_)"
+        else:
+            _check_top(_top_features(lines, ["0", "1", "2", "3"]), weights[:, :24],
+                       [f"feature {i}" for i in range(data.X.shape[1])], 2)

@@ -106,6 +106,7 @@ def test_a_bad_top_is_one_line(models, capsys):
     assert len(err.strip().splitlines()) == 1 and "--top" in err and "at least 1" in err
 
 
+@pytest.mark.slow
 @capped_fits
 def test_every_model_kind_is_inspected(tmp_path, capsys):
     import warnings

@@ -86,13 +86,13 @@ def _print_top_features(model, saved, top, pipeline):
     if pipeline or len(names) != coef.shape[1]:  # a Pipeline's last step sees its own
         names = [f"feature {i}" for i in range(coef.shape[1])]
     top = min(top, coef.shape[1])
-    scaled = " of the rows scaled to unit norm" if getattr(model, "normalize_rows_",
-                                                          False) else ""
+    scaled = (" of the rows scaled to unit norm" if getattr(model, "normalize_rows_", False)
+              else "")
     after = " after the Pipeline's earlier steps" if pipeline else ""
     print(f"top {counted(top, 'feature')} per label, by the size of their weight (coef_) "
           f"in its score{scaled}{after}:")
     width = max(len(name) for name in saved["label_names"])
     for label, weights in zip(saved["label_names"], coef):
         order = np.argsort(-np.abs(weights), kind="stable")[:top]
-        print(f"  {label:<{width}}  " + ", ".join(f"{names[i]} {weights[i]:+.4g}"
-                                                   for i in order))
+        shown = ", ".join(f"{names[i]} {weights[i]:+.4g}" for i in order)
+        print(f"  {label:<{width}}  {shown}")

@@ -84,7 +84,8 @@ def scan_results(path):
     A row is damaged when it does not have one field per column, when a field does not
     parse (an integer, a number, True / False, rho in (0, 1], ``params`` a JSON object),
     when a measure of its test rows (``prediction_*``, which every finished run records)
-    is empty, NaN or infinite, or when it is the last line of a file that does not end with a newline (a cut write).
+    is empty, NaN or infinite, or when it is the last line of a file that does not end
+    with a newline (a cut write).
     A run (dataset, repetition, rho, method) found on several rows is left out entirely:
     which copy is right cannot be told, and a run is deterministic, so it is run again.
 

@@ -177,7 +177,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     thresholds_ : ndarray of shape (n_labels,)
         The threshold of every label that ``predict`` uses.
     coef_ : ndarray of shape (n_labels, n_features)
-        ``best_estimator_.coef_``, each label's weight of each feature (`GLOCAL`'s).
+        ``best_estimator_.coef_``, each label's weight of each feature.
     intercept_ : ndarray of shape (n_labels,)
         ``best_estimator_.intercept_``: ``decision_function(X)`` is ``X @ coef_.T +
         intercept_``, or ``normalize(X) @ coef_.T + intercept_`` when the search chose

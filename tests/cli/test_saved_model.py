@@ -112,3 +112,14 @@ def test_thresholds_beside_the_model_are_checked(fitted, capsys):
     assert main(["predict", str(earlier), str(tmp / "new.arff"), "--out",
                  str(tmp / "x.csv")]) == 2
     assert "is not a model saved by glocal" in capsys.readouterr().err
+
+
+def test_plot_draws_the_refitted_model_of_the_search_and_of_an_earlier_file(fitted, capsys):
+    pytest.importorskip("matplotlib")
+    tmp, _, _ = fitted
+    earlier = _earlier_file(tmp, load_model(tmp / "m.skops"), tmp / "earlier-plot.skops")
+    for model in (tmp / "m.skops", earlier):
+        out = tmp / f"figures-{model.stem}"
+        assert main(["plot", "--model", str(model), "--data", str(tmp / "train.arff"),
+                     "--out", str(out)]) == 0, capsys.readouterr().err
+        assert (out / "correlations.png").is_file() and (out / "convergence.png").is_file()

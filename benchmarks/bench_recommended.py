@@ -153,7 +153,7 @@ PROFILED = {
         "Z block (the correlation terms' own), all visits",
     ("solver/steps.py", "rebalance"): "rescaling step",
     ("_fit_data.py", "glocal_data"): "data of each fit (groups, moments, checks)",
-    ("model_selection.py", "_refit"): "the refit",
+    ("model_selection/_search.py", "_refit"): "the refit",
 }
 
 

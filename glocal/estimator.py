@@ -190,6 +190,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     W_ : ndarray of shape (n_features, n_latent)
     intercept_ : ndarray of shape (n_labels,)
         Label biases (zero unless ``fit_intercept``); scores are X W_ U_^T + intercept_.
+    coef_ : ndarray of shape (n_labels, n_features)
+        ``U_ W_^T``, each label's weight of each feature (computed when read):
+        ``decision_function(X)`` is ``X @ coef_.T + intercept_``, and with
+        ``normalize_rows_`` it is ``normalize(X) @ coef_.T + intercept_``
+        (`sklearn.preprocessing.normalize`, every row scaled to unit norm).
     Z_ : ndarray of shape (n_groups_, n_labels, n_latent)
         Factors of the group label Laplacians; every row has unit norm. With
         ``correlation="asymmetric"``, the directed weights A_m instead, shape
@@ -489,6 +494,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     @property
     def global_correlation_(self):
         return self._correlations()["global_correlation_"]
+
+    @property
+    def coef_(self):
+        check_is_fitted(self)
+        return self.U_ @ self.W_.T
 
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when fitted with ``normalize_rows``."""

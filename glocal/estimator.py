@@ -1,6 +1,5 @@
 """The GLOCAL estimator: validate, call `glocal.solver.glocal_fit`, keep the arrays."""
 
-from functools import cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,7 +9,6 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import ThreadpoolController
 
 from ._base import (
     MultiLabelMixin,
@@ -21,6 +19,7 @@ from ._base import (
 from ._fit_data import (
     FitCache,
     all_callbacks,
+    blas_controller,
     glocal_data,
     is_dask_array,
     solver_options,
@@ -33,13 +32,6 @@ from .solver import glocal_fit
 from .solver.correlations import CORRELATION_TERMS
 from .solver.losses import LOSSES
 from .solver.optimizers import OPTIMIZERS
-
-
-@cache
-def blas_controller():
-    """The process's `threadpoolctl.ThreadpoolController`, made once: making one scans every
-    loaded library (``threadpool_limits`` does on every entry); numpy's BLAS is loaded."""
-    return ThreadpoolController()
 
 
 class GLOCAL(MultiLabelMixin, BaseEstimator):
@@ -409,8 +401,6 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         callbacks = [function for function in
                      (callback, progress, self._report if self.verbose >= 2 else None)
                      if function is not None]
-        # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
-        # cost more than they give. scikit-learn's KMeans makes the same choice.
         with blas_controller().limit(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,

@@ -147,6 +147,7 @@ PROFILED = {
     ("solver/steps.py", "v_newton"): "V block (Newton's method), all visits",
     ("solver/steps.py", "u_by_newton"): "U block (Newton's method), all visits",
     ("solver/steps.py", "u_by_problem"): "U block (trust regions), all visits",
+    ("solver/steps.py", "v_by_problem"): "V block (trust regions), all visits",
     ("solver/steps.py", "w_by_problem"): "W block, all visits",
     ("solver/correlations/laplacians.py", "update"):
         "Z block (the correlation terms' own), all visits",

@@ -147,12 +147,13 @@ PROFILED = {
     ("solver/steps.py", "v_newton"): "V block (Newton's method), all visits",
     ("solver/steps.py", "u_by_newton"): "U block (Newton's method), all visits",
     ("solver/steps.py", "u_by_problem"): "U block (trust regions), all visits",
+    ("solver/steps.py", "v_by_problem"): "V block (trust regions), all visits",
     ("solver/steps.py", "w_by_problem"): "W block, all visits",
     ("solver/correlations/laplacians.py", "update"):
         "Z block (the correlation terms' own), all visits",
     ("solver/steps.py", "rebalance"): "rescaling step",
     ("_fit_data.py", "glocal_data"): "data of each fit (groups, moments, checks)",
-    ("model_selection.py", "_refit"): "the refit",
+    ("model_selection/_search.py", "_refit"): "the refit",
 }
 
 

@@ -725,6 +725,58 @@ RECOMMENDED_LEVERS = [
     "third of the labels, which one shared preconditioner cannot follow: it brought the "
     "samples' condition numbers from about 100 to 45 only, and the conjugate gradients took "
     "58-107 iterations per sample and visit. Not used.",
+    "* **V and U by truncated Newton** (``python benchmarks/bench_block_levers.py`` with "
+    "the levers ``truncated_newton`` and ``truncated_steps``, printed below with the "
+    "measurements that follow; one fit at ``lam2 = 4``): V and U as whole-block pymanopt "
+    "problems, solved by trust regions capped at a few iterations per visit, each solving "
+    "its Newton system by at most a few truncated conjugate-gradient steps. A "
+    "Hessian-vector product is two l x k x n products (zero off the observed entries of "
+    "nonzero curvature) and the preconditioner one shared k x k block (V: the mean of the "
+    "per-sample blocks at the visit's start; U: the mean of the per-label blocks), so no "
+    "visit forms a k x k system per sample or per label. The products run over all entries "
+    "at once, not sampled on the entries of nonzero curvature: at the fitted points those "
+    "were 17-47 % of the entries on Cal500 and the 374-label set, and a product sampled on "
+    "them (a gather, then a sparse product) cost 11-20 times the dense one "
+    "(``--hessian-products``, printed below). Against the Newton visits (one step per "
+    "visit from 100 labels on, exact below), two iterations of at most 5 steps per visit "
+    "(tn2x5) made the fit 2.0 and 2.8 times cheaper on the 374-label set (ρ = 0.3: 24.3 "
+    "against 47.8 CPU s; ρ = 1: 16.0 against 45.0), 2.4 and 3.1 times on Cal500, 1.4 and "
+    "2.6 times on the generator's 150-label set and 1.2 and 2.9 times on its 101-label "
+    "set, at objectives -3.0e-4 to +3.5e-3 from the Newton visits' (relative) and test Ap "
+    "-0.0005 to 0. One iteration per visit (tn1x5) was cheaper per fit, but its smaller "
+    "decreases let the rounds' stopping rule stop early: 14 % above the objective on the "
+    "150-label set at ρ = 0.3 (test Ap -0.010) and 4.7 % on the 101-label set; 10 inner "
+    "steps instead of 5 bought nothing. So from 100 labels on, in memory, V and U take "
+    "tn2x5 (``resolve_truncated_newton``), chosen on Cal500, the 374-label set and the "
+    "generator's 101- and 150-label sets. On the report sets: rcv1subset1 (101 labels) "
+    "15.4 against 13.2 CPU s at ρ = 0.3 and 14.0 against 15.3 at ρ = 1, at objectives "
+    "7.7e-3 and 4.3e-3 lower and test Ap +0.0023 and +0.0012; delicious (983 labels, 5,000 "
+    "of its rows drawn at random) 110 against 194 CPU s at ρ = 0.3, at an objective 1.6e-3 "
+    "lower and test Ap -0.0018, and 61 against 109 s at ρ = 1, 5.0e-3 higher and +0.0014. "
+    "Below 100 labels the exact Newton visits stay: tn2x5 was 1.0-4.3 times cheaper there, "
+    "but moved the objective by up to 1.1e-2 either way on Birds (test Ap -0.0091 at ρ = "
+    "0.3, +0.0050 at ρ = 1) and by 5e-3 on the 22-label set at ρ = 1. On Dask the Newton "
+    "visits stay too: there every Hessian product would be a pass over the chunks, and the "
+    "fit on Dask must be the fit in memory. The search table and the profiles above were "
+    "measured with the Newton visits; with truncated Newton (``python "
+    "benchmarks/bench_recommended.py --datasets cal500 --synthetic 5000,500,374 --rhos "
+    "0.3``, printed below) the whole ``GLOCALCV()`` search on the 374-label set at ρ = 0.3 "
+    "took 66.7 CPU s, 9.8 times tuned BR's search in the same process (6.8 s; the table "
+    "above: 89.2 s, 21.6 times, BR's search then 4.1 s), at test Ap 0.3961 against 0.3962, "
+    "and on Cal500 8.4 s, 0.59 times BR's (14.1 s). BR's search took longer on the busier "
+    "machine, so the ratios to it move with the load too.",
+    "* **The fixed cost of a fit on small data** (``python "
+    "benchmarks/bench_fixed_cost.py``, printed below: a ``GLOCALCV()`` search on 360 x 24 "
+    "x 30 synthetic rows at ρ = 0.3): ``GLOCAL.fit`` limits the BLAS threads through one "
+    "``threadpoolctl.ThreadpoolController`` made once per process, where "
+    "``threadpool_limits`` makes a new one, scanning every loaded library, at every entry: "
+    "0.044 against 4.76 CPU ms per fit, about 0.12 s of a search of 25 fits. The whole "
+    "search took 2.21 against 2.22 CPU s (medians of 7, the same scores), a difference "
+    "below the run-to-run spread (1.84-2.87 s). Under cProfile the search spends 86 % of "
+    "its time in the solver's fits (``glocal_fit``): the basic-model rounds 57 % of that, "
+    "the Newton visits of V and U (in the rounds and the outer iterations) 71 %; the data "
+    "of each fit (groups, moments, checks) takes 2.6 %, parameter validation and cloning "
+    "under 1 %. On small data the search's cost is its rounds, not a fixed cost per fit.",
     "* **Other starts of the initialisation**: the ridge start stands 1.6e-1 above where "
     "the rounds end after one round, 1.6e-2 after 10, then the gap shrinks about 0.93 per "
     "round, so the slow tail, not the start, sets the 57 rounds on the 374-label set. The "
@@ -989,6 +1041,8 @@ def _recommended_cost():
     lines += _literal(DATA / "v_block.txt")
     lines += _literal(DATA / "init_projection.txt")
     lines += _literal(DATA / "block_levers.txt")
+    lines += _literal(DATA / "truncated_search.txt")
+    lines += _literal(DATA / "fixed_cost.txt")
     return lines
 
 

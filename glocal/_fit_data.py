@@ -6,11 +6,13 @@ import hashlib
 import sys
 import time
 from dataclasses import replace
+from functools import cache
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
+from threadpoolctl import ThreadpoolController
 
 from ._utils import validation
 from .groups import compact_group_ids, group_index, kmeans_groups
@@ -175,6 +177,15 @@ def solver_options(optimizer, v_closed_form, extra):
 def _append_constant(X, value):
     column = np.full((X.shape[0], 1), value)
     return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
+
+
+@cache
+def blas_controller():
+    """The process's `threadpoolctl.ThreadpoolController`, made once: making one scans every
+    loaded library (``threadpool_limits`` does on every entry); numpy's BLAS is loaded. A
+    fit limits BLAS to one thread: the solver's products are on thin matrices (k columns),
+    where OpenBLAS threads cost more than they give (scikit-learn's KMeans does the same)."""
+    return ThreadpoolController()
 
 
 def all_callbacks(callbacks):

@@ -352,3 +352,12 @@ def model_shape(model):
     """The numbers of features and labels a fitted model scores, from its declaration."""
     names = check_model(model)
     return names.get(_FEATURES), names.get(_LABELS)
+
+
+def fitted_estimator(model):
+    """The estimator whose scores ``model`` gives: a Pipeline's last step, a search's refitted
+    best model (``best_estimator_``), a wrapper's fitted one (``estimator_``), else itself."""
+    model = getattr(model, "steps", [(None, model)])[-1][1]
+    for name in ("best_estimator_", "estimator_"):
+        model = getattr(model, name, model)
+    return model

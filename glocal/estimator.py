@@ -9,7 +9,6 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
 from ._base import (
     MultiLabelMixin,
@@ -20,6 +19,7 @@ from ._base import (
 from ._fit_data import (
     FitCache,
     all_callbacks,
+    blas_controller,
     glocal_data,
     is_dask_array,
     solver_options,
@@ -182,6 +182,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     W_ : ndarray of shape (n_features, n_latent)
     intercept_ : ndarray of shape (n_labels,)
         Label biases (zero unless ``fit_intercept``); scores are X W_ U_^T + intercept_.
+    coef_ : ndarray of shape (n_labels, n_features)
+        ``U_ W_^T``, each label's weight of each feature (computed when read):
+        ``decision_function(X)`` is ``X @ coef_.T + intercept_``, and with
+        ``normalize_rows_`` it is ``normalize(X) @ coef_.T + intercept_``
+        (`sklearn.preprocessing.normalize`, every row scaled to unit norm).
     Z_ : ndarray of shape (n_groups_, n_labels, n_latent)
         Factors of the group label Laplacians; every row has unit norm. With
         ``correlation="asymmetric"``, the directed weights A_m instead, shape
@@ -391,14 +396,12 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
         n_features = np.shape(X)[1]  # X may be a list
         initial_point = (None if init is None else
                          self._initial_point(init, n_features, *data.Y.shape, data.n_groups))
-        # The solver's BLAS calls are on thin matrices (k columns), where OpenBLAS threads
-        # cost more than they give. scikit-learn's KMeans makes the same choice.
         progress = (fit_progress(self, type(self).__name__, self.verbose) if self.verbose
                     else None)
         callbacks = [function for function in
                      (callback, progress, self._report if self.verbose >= 2 else None)
                      if function is not None]
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_controller().limit(limits=1, user_api="blas"):
             result = glocal_fit(data, self.n_latent, max_iter=self.max_iter,
                                 init_max_iter=self.init_max_iter, tol=self.tol, options=options,
                                 levers=levers, correlation=self.correlation,
@@ -481,6 +484,11 @@ class GLOCAL(MultiLabelMixin, BaseEstimator):
     @property
     def global_correlation_(self):
         return self._correlations()["global_correlation_"]
+
+    @property
+    def coef_(self):
+        check_is_fitted(self)
+        return self.U_ @ self.W_.T
 
     def _normalized(self, X):
         """X, or its rows scaled to unit Euclidean norm when fitted with ``normalize_rows``."""

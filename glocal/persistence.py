@@ -134,7 +134,10 @@ def load_model(path, *, other_version="error"):
     -------
     model : estimator
         The fitted estimator (or Pipeline) given to `save_model`, ready to ``predict``.
-        What was kept beside it is read by `load_model_info`.
+        What was kept beside it is read by `load_model_info`. A file of an earlier
+        ``glocal fit``, which kept GLOCALCV's refitted model with its tuned thresholds
+        beside it (info ``thresholds``), gives a `glocal.thresholds.LabelThresholdsCV`
+        holding that model and predicting with those thresholds, with a `UserWarning`.
 
     Raises
     ------
@@ -168,20 +171,22 @@ def load_model_info(path, *, other_version="error"):
         ``"glocal_version"``: the version of glocal that saved the file; then every
         keyword given to `save_model` as ``info`` (``glocal fit`` keeps ``label_names``,
         ``feature_names``, ``index_base``, ``training_rows``, the row digests of the
-        training data, and for the recommended model ``thresholds``).
+        training data; the fitted model, a `glocal.GLOCALCV` unless ``--paper``, holds
+        its own thresholds).
 
     Raises
     ------
     FileNotFoundError, IsADirectoryError, PermissionError, ValueError
         As `load_model`.
     """
-    return {key: value for key, value in _load(path, other_version).items()
+    return {key: value for key, value in _load(path, other_version, model=False).items()
             if key not in ("format", "model")}
 
 
-def _load(path, other_version):
+def _load(path, other_version, model=True):
     """The checked contents of a model file: ``"format"``, ``"glocal_version"``,
-    ``"model"`` and the ``info`` of `save_model` (see `load_model`)."""
+    ``"model"`` and the ``info`` of `save_model` (see `load_model`); with ``model``, a model
+    whose thresholds were kept beside it predicts with them (`_with_saved_thresholds`)."""
     import skops.io as sio
 
     from . import __version__
@@ -230,9 +235,39 @@ def _load(path, other_version):
                 check_plain(value, key)
         _check_kind(contents.get("model"))
         _check_contents(contents["model"])
+        if model and "thresholds" in contents and not hasattr(contents["model"],
+                                                                "thresholds_"):
+            contents["model"] = _with_saved_thresholds(contents, path)
     except (TypeError, ModelError) as exc:
         raise ValueError(f"'{path}' {_NOT_A_MODEL}: {_first_line(exc)}") from None
     return contents
+
+
+def _with_saved_thresholds(contents, path):
+    """The model of a file whose tuned thresholds sit beside it, not in it (as an earlier
+    ``glocal fit`` saved GLOCALCV's refitted model): a `glocal.thresholds.LabelThresholdsCV`
+    holding the model and predicting with those thresholds, said in one warning."""
+    from sklearn.base import clone
+
+    from ._fitted import Array, ModelError, _Names, model_shape
+    from .thresholds import LabelThresholdsCV
+
+    model = contents["model"]
+    n_features, n_labels = model_shape(model)
+    Array("f", (n_labels,)).check(contents["thresholds"], "its thresholds",
+                                  _Names({"n_labels": n_labels}))
+    if getattr(model, "steps", None) is not None:
+        raise ModelError("its thresholds belong to an estimator, not to a Pipeline")
+    warnings.warn(f"'{path}' holds a {type(model).__name__} without its tuned thresholds, "
+                  "which were saved beside it: loaded as LabelThresholdsCV predicting with "
+                  "them (fit it again with this version to keep the search's results)",
+                  UserWarning, stacklevel=4)
+    wrapped = LabelThresholdsCV(clone(model))
+    wrapped.estimator_, wrapped.thresholds_ = model, contents["thresholds"]
+    wrapped.n_features_in_ = n_features
+    if hasattr(model, "feature_names_in_"):
+        wrapped.feature_names_in_ = model.feature_names_in_
+    return wrapped
 
 
 def _check_kind(model):

@@ -410,3 +410,28 @@ def test_verbose_names_both_phases(train, capsys):
     out = capsys.readouterr().out
     assert "[GLOCAL] basic-model initialisation round 1: objective" in out
     assert "[GLOCAL] main iteration 1: objective" in out
+
+
+# --- the linear map of the scores -----------------------------------------------------------
+
+@capped_fits
+@pytest.mark.parametrize("Estimator", [GLOCAL, GLObal, loCAL])
+@pytest.mark.parametrize("normalize_rows", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_coef_and_intercept_give_the_scores(train, Estimator, normalize_rows, fit_intercept):
+    from sklearn.preprocessing import normalize
+
+    X, Y = train
+    X = np.abs(X) + 0.5 * np.arange(D)  # rows of different norms: normalize matters
+    model = Estimator(n_latent=K, n_groups=G, max_iter=5, init_max_iter=5, random_state=0,
+                      normalize_rows=normalize_rows, fit_intercept=fit_intercept).fit(X, Y)
+    assert model.coef_.shape == (L, D) and model.intercept_.shape == (L,)
+    assert (model.intercept_ != 0).any() == fit_intercept
+    for given in (X, sp.csr_matrix(X)):
+        rows = normalize(given) if normalize_rows else given
+        np.testing.assert_allclose(np.asarray(rows @ model.coef_.T) + model.intercept_,
+                                   model.decision_function(given), rtol=1e-12, atol=1e-12)
+    if normalize_rows:  # the unscaled rows give other scores
+        assert not np.allclose(X @ model.coef_.T + model.intercept_,
+                               model.decision_function(X))
+    assert not hasattr(Estimator(), "coef_")

@@ -23,6 +23,7 @@ EXAMPLES = {
         ["asymmetric_correlations.png", "symmetric_correlations.png"], None),
     "plot_domain_groups.py": (["domain_groups.png"], None),
     "plot_pipeline_gridsearch.py": (["pipeline_gridsearch.png"], None),
+    "plot_saved_model.py": (["saved_model_weights.png"], None),
     "plot_sensitivity_enron.py": (
         [f"enron_sensitivity_{p}.png" for p in ("g", "lam3", "lam4", "k", "lam2")], "enron"),
 }

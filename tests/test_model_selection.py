@@ -473,3 +473,26 @@ def test_warm_path_fits_take_one_initialisation_round_without_warnings(data):
     assert warm.n_init_iter_ == 1
     with pytest.warns(ConvergenceWarning, match="basic-model initialisation"):
         GLOCAL(n_latent=3, random_state=0, tol=0.0, init_max_iter=1, max_iter=1).fit(X, Y)
+
+
+@pytest.mark.parametrize("normalize_rows", [False, True])
+def test_coef_and_intercept_are_those_of_the_refitted_model(normalize_rows):
+    import scipy.sparse as sp
+    from sklearn.preprocessing import normalize
+
+    from glocal.datasets import make_glocal_data
+
+    data = make_glocal_data(n_samples=90, random_state=0)
+    X = data.X + np.arange(data.X.shape[1])  # rows of different norms
+    search = GLOCALCV(GLOCAL(n_latent=3, max_iter=3, init_max_iter=3, fit_intercept=True),
+                      {"lam2": [1.0], "normalize_rows": [normalize_rows]}, cv=2,
+                      random_state=0).fit(X, data.Y)
+    best = search.best_estimator_
+    np.testing.assert_array_equal(search.coef_, best.coef_)
+    np.testing.assert_array_equal(search.intercept_, best.intercept_)
+    assert search.coef_.shape == (data.Y.shape[1], X.shape[1])
+    for given in (X, sp.csr_matrix(X)):
+        rows = normalize(given) if normalize_rows else given
+        np.testing.assert_allclose(np.asarray(rows @ search.coef_.T) + search.intercept_,
+                                   search.decision_function(given), rtol=1e-12, atol=1e-12)
+    assert not hasattr(GLOCALCV(), "coef_") and not hasattr(GLOCALCV(), "intercept_")

@@ -439,3 +439,28 @@ def test_an_npy_member_declaring_more_than_it_holds_is_refused_unread(fitted, tm
 def test_a_model_file_over_the_memory_budget_is_refused_unread(fitted, capsys, monkeypatch):
     monkeypatch.setenv("GLOCAL_MEMORY_BUDGET", "1e-6")  # about a kilobyte
     _refused_fast(fitted, fitted / "m.skops", capsys, "memory budget")
+
+
+def test_a_search_keeps_its_results_masked_columns_too_and_they_are_checked(models, tmp_path):
+    from glocal import GLOCALCV
+
+    _, X = models
+    search = GLOCALCV(GLOCAL(n_latent=2, max_iter=2, init_max_iter=2),
+                      [{"lam2": [1.0, 2.0]}, {"lam": [0.5]}], cv=2,
+                      random_state=0).fit(X, np.eye(len(X), 3))
+    save_model(tmp_path / "m.skops", search)
+    loaded = load_model(tmp_path / "m.skops")
+    assert sorted(loaded.cv_results_) == sorted(search.cv_results_)
+    for name in ("param_lam", "param_lam2"):  # settings without the parameter: masked
+        column = loaded.cv_results_[name]
+        assert isinstance(column, np.ma.MaskedArray)
+        np.testing.assert_array_equal(column.mask, search.cv_results_[name].mask)
+        assert column.compressed().tolist() == search.cv_results_[name].compressed().tolist()
+    assert (loaded.best_params_, loaded.best_index_) == (search.best_params_,
+                                                         search.best_index_)
+    np.testing.assert_array_equal(loaded.thresholds_, search.thresholds_)
+    # A function inside is refused, naming where.
+    search.cv_results_["split0_test_score"] = np.array([np.negative], dtype=object)
+    with pytest.raises(ValueError, match=r"cv_results_\['split0_test_score'\]\[0\] is a "
+                                         "function"):
+        save_model(tmp_path / "other.skops", search)

@@ -205,7 +205,7 @@ def test_report_skips_missing_values_and_marks_small_clusters(tmp_path):
                           "paper GLOCAL"]
     ap = _cells(next(line for line in small.splitlines() if "| Ap ↑ |" in line))
     assert ap[3] == "0.530±0.026•"  # GLObal: always at least 0.1 behind GLOCAL
-    assert ap[4].startswith("0.570±0.020")  # loCAL: the NaN repetition left out
+    assert ap[4] == "0.570±0.020• (3 of 4)"  # loCAL: the NaN repetition left out, said
     assert ap[-1] == "0.631±0.011" and "7 test rows per run" in small
     # The summary counts the marks: every measure has GLOCAL ahead by the same margin, which
     # is better for Auc and Ap, worse for Rkl and Cvg (lower is better there).
@@ -406,6 +406,18 @@ def _cut_in_params(line):
     return line[:line.index('""n_latent') + 5]
 
 
+def _with_field(line, column, value):
+    """A row of results.csv with the field ``column`` set to the text ``value``."""
+    import csv
+    import io
+
+    fields = next(csv.reader([line]))
+    fields[FIELDS.index(column)] = value
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerow(fields)
+    return text.getvalue()
+
+
 # Damage done to the lines of the file (line 1 is the header; lines 2-5 the four runs): the
 # lines the reproduction must report, what it says, and the runs left intact.
 _DAMAGE = {
@@ -427,6 +439,15 @@ _DAMAGE = {
         lambda lines: lines[:3] + [lines[3].replace(",1,1.0,", ",one,1.0,")] + lines[4:],
         ["4"], "repetition is 'one', not an integer", 3),
     "duplicated row": (lambda lines: lines + [lines[2]], ["3", "6"], "recorded 2 times", 3),
+    # A run without one of its test measures did not finish: its cell would show the other
+    # repetition alone.
+    "measure that is NaN": (
+        lambda lines: lines[:2] + [_with_field(lines[2], "prediction_average_precision",
+                                               "nan")] + lines[3:],
+        ["3"], "prediction_average_precision is nan, not the measure of a finished run", 3),
+    "measure left empty": (
+        lambda lines: lines[:4] + [_with_field(lines[4], "prediction_ranking_loss", "")],
+        ["5"], "prediction_ranking_loss is nan", 3),
 }
 
 
@@ -533,7 +554,7 @@ def test_appends_from_many_processes_at_once_keep_every_row(tmp_path):
         "from glocal.reproduce.results import FIELDS, ResultsFile, results_lock\n"
         "me = int(sys.argv[1])\n"
         "for i in range(25):\n"
-        "    row = dict.fromkeys(FIELDS, float('nan'))\n"
+        "    row = dict.fromkeys(FIELDS, 0.5)\n"
         "    row.update(dataset='d', repetition=me * 100 + i if i >= 5 else i, rho=1.0,\n"
         "               method='BR', seed=0, quick=True, tune=False, drop_unlabeled=True,\n"
         "               small_clusters=False, n_train=6, n_test=4, params='{}')\n"

@@ -443,3 +443,53 @@ def test_cross_validation_folds_outside_the_rows_are_one_line(cv, search):
     with pytest.raises(ValueError, match="not row numbers of X's 60 rows") as raised:
         model.fit(X, Y)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("name", ["GLOCAL", "BR", "GLOCALCV"])
+@pytest.mark.parametrize("column", ["dates", "dates with a time zone", "durations",
+                                    "strings"])
+def test_a_column_that_is_not_numbers_is_named_in_one_line(xy, name, column):
+    pd = pytest.importorskip("pandas")
+    from estimators import quick_search
+
+    X, Y = xy
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    frame["when"] = {
+        "dates": pd.date_range("2020-01-01", periods=len(X)),
+        "dates with a time zone": pd.date_range("2020-01-01", periods=len(X), tz="UTC"),
+        "durations": pd.to_timedelta(np.arange(len(X)), unit="s"),
+        "strings": [f"s{i}" for i in range(len(X))]}[column]
+    model = quick_search() if name == "GLOCALCV" else quick_estimators()[name]
+    for given in (frame, frame[["when"]]):  # alone, numpy would make dates nanoseconds
+        with pytest.raises(ValueError) as raised:
+            model.fit(given, Y)
+        text = str(raised.value)
+        assert "\n" not in text and text.startswith("X's column 'when' holds "), text
+        assert "not numbers" in text
+    fitted = _quick().fit(X, Y)
+    with warnings.catch_warnings(), pytest.raises(ValueError, match="X's column 'when' holds"):
+        warnings.simplefilter("ignore")  # fitted without feature names: said, not tested
+        fitted.decision_function(frame[["a", "b", "c", "when"]])
+
+
+def test_integers_beyond_two_to_the_53_are_named_in_one_warning(xy):
+    pd = pytest.importorskip("pandas")
+    X, Y = xy
+    ids = np.uint64(2**63) + 2 * np.arange(len(X), dtype=np.uint64)  # float64: one value
+    assert np.unique(ids.astype(np.float64)).size == 1
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(id=ids)
+    frame["big"] = np.int64(-2**62) + np.arange(len(X))
+    as_array = np.column_stack([(X * 100).astype(np.int64), ids.astype(np.int64) // 2])
+    cases = [(frame, "X's columns 'id', 'big' hold integers beyond 2^53"),
+             (as_array, "X's column 4 holds integers beyond 2^53"),
+             (sp.csr_matrix(as_array), "X's column 4 holds integers beyond 2^53")]
+    for given, message in cases:
+        with pytest.warns(UserWarning) as warned:
+            _quick().fit(given, Y)
+        said = [str(w.message) for w in warned if "2^53" in str(w.message)]
+        assert len(said) == 1 and said[0].startswith(message), said
+        assert "rounds" in said[0]
+    with warnings.catch_warnings():  # at most 2^53: exact in float64, nothing said
+        warnings.simplefilter("error")
+        check_features(np.array([[2**53, -2**53], [1, 2]], dtype=np.int64))
+        check_features(pd.DataFrame({"n": pd.array([2**53, None], dtype="Int64")}).fillna(0))

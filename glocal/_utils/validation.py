@@ -188,11 +188,21 @@ MAX_FEATURE_NORM = np.finfo(np.float64).max ** (1 / 6)  # 2.4e51
 
 def check_features(X, n_features=None, estimator="the model"):
     """Validate X (dense or sparse, finite, of a norm the solvers can square twice) and
-    return it as float64, CSR when sparse."""
+    return it as float64, CSR when sparse. A DataFrame column that is not numbers (dates,
+    strings) is named in the error; integer columns beyond 2^53, which float64 rounds, are
+    named in a warning."""
     if getattr(getattr(X, "dtype", None), "kind", None) == "c":
         # scikit-learn's words (its estimator checks look for them), naming X
         raise ValueError(f"Complex data not supported: X must be real, got dtype {X.dtype}")
-    X = check_array(X, accept_sparse="csr", dtype=np.float64, input_name="X")
+    _warn_if_integers_round(X)
+    if hasattr(X, "columns") and hasattr(X, "dtypes") and any(
+            getattr(dtype, "kind", "O") in "Mm" for dtype in X.dtypes):
+        _raise_if_a_column_is_not_numbers(X)  # dates alone would become nanoseconds
+    try:
+        X = check_array(X, accept_sparse="csr", dtype=np.float64, input_name="X")
+    except (TypeError, ValueError):  # numpy's words name no column: say which one
+        _raise_if_a_column_is_not_numbers(X)
+        raise
     if sp.issparse(X) and X.indices.dtype != np.int32 and X.nnz < 2**31 and max(X.shape) < 2**31:
         # 64-bit indices (scipy's choice for some inputs) that fit in 32 bits: scikit-learn's
         # k-means and SVMs take 32-bit indices only.
@@ -216,6 +226,58 @@ def check_features(X, n_features=None, estimator="the model"):
                              f"{MAX_FEATURE_NORM:.3g}; rescale X (e.g. "
                              f"sklearn.preprocessing.MaxAbsScaler)")
     return X
+
+
+def _raise_if_a_column_is_not_numbers(X):
+    """Name the first column of a DataFrame X that does not convert to float64."""
+    for name in getattr(X, "columns", ()):
+        try:  # numpy turns dates and durations into nanoseconds: not features
+            if getattr(X[name].dtype, "kind", "O") in "Mm":
+                raise TypeError
+            np.asarray(X[name], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"X's column {name!r} holds {X[name].dtype} values, not "
+                             "numbers; convert it to numbers (e.g. a date to days since a "
+                             "start) or drop it") from None
+
+
+# float64 holds every integer up to this size, and not all beyond it.
+_EXACT_INTEGERS = 2**53
+
+
+def _warn_if_integers_round(X):
+    """Warn once, naming them, about integer columns of X (a DataFrame, a numpy array or
+    a scipy-sparse matrix) with values beyond 2^53, which float64 rounds (near 2^63, to
+    multiples of 2048: distinct values become equal, a column may become constant)."""
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        names = [name for name, dtype in zip(X.columns, X.dtypes)
+                 if getattr(dtype, "kind", "O") in "iu" and _beyond_exact(X[name].max(),
+                                                                          X[name].min())]
+    elif getattr(getattr(X, "dtype", None), "kind", None) in ("i", "u") and np.size(X):
+        coo = X.tocoo() if sp.issparse(X) else None
+        values = coo.data if coo is not None else np.asarray(X).reshape(len(X), -1)
+        big = (values > _EXACT_INTEGERS) | (values < -_EXACT_INTEGERS)
+        names = (np.unique(coo.col[big]) if coo is not None
+                 else np.flatnonzero(big.any(axis=0))).tolist()
+    else:
+        return
+    if names:
+        warn_once(f"X's {'column' if len(names) == 1 else 'columns'} "
+                  f"{', '.join(map(repr, names[:5]))}"
+                  f"{f' and {len(names) - 5} more' if len(names) > 5 else ''} "
+                  f"{'holds' if len(names) == 1 else 'hold'} integers beyond 2^53, which "
+                  "float64 rounds (near 2^63 to multiples of 2048: distinct values may become "
+                  "equal); subtract an offset or rescale them before fitting", UserWarning,
+                  stacklevel=3)
+
+
+def _beyond_exact(largest, smallest):
+    """Whether a column of these extremes (NA for an empty column) has an integer beyond
+    2^53."""
+    import pandas as pd
+
+    return not pd.isna(largest) and (int(largest) > _EXACT_INTEGERS
+                                     or int(smallest) < -_EXACT_INTEGERS)
 
 
 def check_labels(Y, n_samples, warn=True, keep_sparse=False):

@@ -1,10 +1,10 @@
 """The ``glocal`` command (also ``python -m glocal``): `main` runs one command.
 
 One module per command (``_demo``, ``_fit``, ``_predict``, ``_evaluate``, ``_plot``,
-``_reproduce``), each with its ``run(args)``; ``_parser`` holds the options of all of them,
-``_common`` what they share (reading data and saved models, refusing outputs early, warnings
-on one line) and ``_process`` the stopping of their work on SIGINT and SIGTERM. The commands
-call the library's public API only, as a user's script would.
+``_inspect``, ``_reproduce``), each with its ``run(args)``; ``_parser`` holds the options of
+all of them, ``_common`` what they share (reading data and saved models, refusing outputs
+early, warnings on one line) and ``_process`` the stopping of their work on SIGINT and
+SIGTERM. The commands call the library's public API only, as a user's script would.
 """
 
 import os

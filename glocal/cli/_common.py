@@ -88,8 +88,9 @@ def _output(path, args, inputs=()):
 def _read_model(path):
     """A saved model (``"model"``) with what the commands need beside it: its label names
     (``0``, ``1``, ... when the file has none), feature names, index base and training-row
-    digests (see `glocal.persistence.load_model`: nothing in the file is executed, and the
-    model has been checked to score a row of its features)."""
+    digests (see `glocal.persistence.load_model`: nothing in the file is executed, the
+    model has been checked to score a row of its features, and it is the estimator that
+    `glocal.persistence.load_model` returns, so the commands predict as it does)."""
     import numpy as np
 
     from .._fitted import model_shape
@@ -103,21 +104,14 @@ def _read_model(path):
     saved.setdefault("label_names", [str(j) for j in range(n_labels)])
     saved.setdefault("feature_names", [])
     saved.setdefault("index_base", None)
-    # --labels cuts at the saved thresholds: those of glocal fit, or the model's own (a
-    # GLOCALCV, or a Pipeline ending in one, saved from Python), else the paper's sign.
-    last = getattr(model, "steps", [(None, model)])[-1][1]
-    thresholds = saved.setdefault("thresholds",
-                                  getattr(last, "thresholds_", np.zeros(n_labels)))
     labels, features = saved["label_names"], saved["feature_names"]
     rows = saved.get("training_rows")
     if not (_strings(labels) and len(labels) == n_labels and _strings(features)
             and len(features) in (0, model.n_features_in_)
             and saved["index_base"] in (None, 0, 1)
-            and (rows is None or isinstance(rows, np.ndarray) and rows.dtype == np.uint64)
-            and isinstance(thresholds, np.ndarray) and thresholds.shape == (n_labels,)
-            and thresholds.dtype.kind == "f" and np.isfinite(thresholds).all()):
+            and (rows is None or isinstance(rows, np.ndarray) and rows.dtype == np.uint64)):
         raise ValueError(f"'{path}' is not a model saved by glocal: its label names, "
-                         "feature names, index base, row digests or thresholds are wrong")
+                         "feature names, index base or row digests are wrong")
     return saved
 
 

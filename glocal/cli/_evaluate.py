@@ -34,8 +34,7 @@ def run(args):
                           "these are training scores, higher than on new data")
         elif seen:  # public data sets hold duplicate rows across their splits
             notes.append(f"{seen} of them have the features of a training row")
-    scores = saved["model"].decision_function(X)
-    predicted = scores > saved["thresholds"]
+    scores, predicted = saved["model"].decision_function(X), saved["model"].predict(X)
     print(f"{counted(X.shape[0], 'row')} of {data.described}{dropped}"
           + "".join(f"; {note}" for note in notes))
     if not observed.all():

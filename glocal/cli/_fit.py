@@ -42,11 +42,10 @@ def run(args):
                  "index_base": data.get("index_base")}
         if args.observed is not None:  # so that `glocal plot --data` hides the same labels
             saved["hidden_labels"] = {"observed": args.observed, "seed": args.seed}
-        search = model
-        if not args.paper:  # the refitted best setting is the model saved, with thresholds
-            saved["thresholds"] = search.thresholds_
-            model = search.best_estimator_
-        model.set_params(verbose=0)  # how this command showed the fit, not the model's
+        # How this command showed the fit, not the model's (GLOCALCV's refitted one too).
+        for fitted in (model, getattr(model, "best_estimator_", None)):
+            if fitted is not None:
+                fitted.set_params(verbose=0)
         if chunked:  # a saved model holds numpy arrays only
             model.V_, model.groups_ = model.V_.compute(), model.groups_.compute()
             saved["training_rows"] = data.X.map_blocks(_row_digests, drop_axis=1,
@@ -58,11 +57,11 @@ def run(args):
         what = (f"objective {model.objective_history_[-1]:.6g} after "
                 f"{counted(model.n_iter_, 'outer iteration')}")
     else:
-        what = (f"{settings_text(search.best_params_)} refitted on all rows, with each "
+        what = (f"{settings_text(model.best_params_)} refitted on all rows, with each "
                 "label's threshold tuned by the cross-validation")
     print(f"fitted {name} in {seconds:.1f} s ({what}); saved it to {args.model}")
     if not args.paper:
-        _edge_hint(search)
+        _edge_hint(model)
     return 0
 
 

@@ -5,7 +5,7 @@ import math
 import os
 from pathlib import Path
 
-from . import _demo, _evaluate, _fit, _plot, _predict, _reproduce
+from . import _demo, _evaluate, _fit, _inspect, _plot, _predict, _reproduce
 
 # The paper's published numbers are not part of the package: $GLOCAL_PAPER_TABLES names
 # them, else a paper_tables.json in the current directory.
@@ -250,6 +250,20 @@ def build_parser():
                       help="directory for the figures (created if missing)")
     plot.add_argument("--force", action="store_true", help="replace existing figures")
     plot.set_defaults(run=_plot.run)
+
+    inspect = commands.add_parser(
+        "inspect", help="print what a saved model is, how it was chosen and its top features",
+        description="Print a saved model's class and settings; when a search chose it "
+                    "(glocal fit's GLOCALCV), the mean and spread (standard deviation over "
+                    "the folds) of every setting's cross-validation score, the pick marked, "
+                    "and the settings of the model refitted on all rows; the rounds and "
+                    "seconds of its fit; and for every label the features of largest weight "
+                    "in its score (coef_), by the feature names saved with the model (else "
+                    "by their index).")
+    inspect.add_argument("model", help="model saved by 'glocal fit'")
+    inspect.add_argument("--top", type=_positive, default=5, metavar="N",
+                         help="features shown per label (default 5)")
+    inspect.set_defaults(run=_inspect.run)
     return parser
 
 

@@ -72,9 +72,9 @@ def _glocal_of(model, path):
     """The GLOCAL-family estimator of a saved model (itself, GLOCALCV's refitted one, a
     Pipeline's last step), whose correlations and convergence are drawn."""
     from .. import GLOCAL
+    from .._fitted import fitted_estimator
 
-    model = getattr(model, "steps", [(None, model)])[-1][1]
-    model = getattr(model, "best_estimator_", model)
+    model = fitted_estimator(model)
     if not isinstance(model, GLOCAL):
         raise ValueError(f"'{path}' holds a {type(model).__name__}: correlations and "
                          "convergence are drawn for GLOCAL, GLObal and loCAL models")

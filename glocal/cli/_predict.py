@@ -11,19 +11,18 @@ def run(args):
     import numpy as np
 
     from ..datasets.load import input_files
-    from ..thresholds import top_k_labels
 
     _output(args.out, args, [args.model, *input_files(args.data, args.xml)])
     saved = _read_model(args.model)
     data = _load_data(args.data, args, "test", model=saved)
     _check_data(saved, data, args.data)
-    scores = saved["model"].decision_function(data.X)
+    model = saved["model"]  # what load_model returns: its outputs are written
     if args.top_k is not None:
-        values, kind = top_k_labels(scores, args.top_k), f"the top {args.top_k} labels"
+        values, kind = model.predict_top_k(data.X, args.top_k), f"the top {args.top_k} labels"
     elif args.labels:
-        values, kind = (scores > saved["thresholds"]).astype(int), "labels"
+        values, kind = model.predict(data.X), "labels"
     else:
-        values, kind = scores, "scores"
+        values, kind = model.decision_function(data.X), "scores"
     with atomic_output(args.out, overwrite=args.force) as file:
         writer = csv.writer(file, lineterminator="\n")
         writer.writerow([csv_text(name) for name in saved["label_names"]])

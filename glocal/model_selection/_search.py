@@ -183,6 +183,13 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         Seconds spent refitting the best setting.
     thresholds_ : ndarray of shape (n_labels,)
         The threshold of every label that ``predict`` uses.
+    coef_ : ndarray of shape (n_labels, n_features)
+        ``best_estimator_.coef_``, each label's weight of each feature.
+    intercept_ : ndarray of shape (n_labels,)
+        ``best_estimator_.intercept_``: ``decision_function(X)`` is ``X @ coef_.T +
+        intercept_``, or ``normalize(X) @ coef_.T + intercept_`` when the search chose
+        ``normalize_rows`` (`sklearn.preprocessing.normalize`, every row scaled to unit
+        norm; ``best_estimator_.normalize_rows_`` says which).
     n_features_in_ : int
 
     See Also
@@ -408,6 +415,16 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         self.best_score_ = float(mean[self.best_index_])
         self.thresholds_ = (mean_thresholds(thresholds[:, self.best_index_])
                             if self.thresholds == "cv" else np.zeros(thresholds.shape[2]))
+
+    @property
+    def coef_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.coef_
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.intercept_
 
     def decision_function(self, X):
         """Label scores of the refitted best setting, shape (n_samples, n_labels)."""

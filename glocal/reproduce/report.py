@@ -115,8 +115,9 @@ _EXPLANATION = """\
 Cells: mean ± standard deviation (ddof = 1) over the repetitions, each a random 60/40 \
 split (the value alone for a single repetition). A mark on a method other than GLOCAL \
 compares GLOCAL with it by a paired t-test at 95% over the repetitions: • GLOCAL \
-significantly better, ∘ significantly worse. ↓: lower is better, ↑: higher is better. \
-"paper" columns: the paper's numbers (no std for missing labels).
+significantly better, ∘ significantly worse. "(3 of 4)": the measure is defined on 3 of \
+the cell's 4 runs only (e.g. too few small-cluster test rows), the others left out. ↓: lower \
+is better, ↑: higher is better. "paper" columns: the paper's numbers (no std for missing labels).
 
 Measures (`glocal.metrics`): Rkl ranking loss, Cvg coverage minus one, Ap average precision, \
 Auc the per-instance AUC (`instance_auc`), Auc/label the per-label AUC (`label_auc`). The \
@@ -208,14 +209,16 @@ def _measure_table(cells, datasets, methods, rhos, part, paper, table):
                 glocal = _values(cells.get((dataset, rho, "GLOCAL"), []), key)
                 row = [dataset, f"{_LABELS[measure]} {arrow}", f"{rho:g}"]
                 for method in shown:
-                    values = _values(cells.get((dataset, rho, method), []), key)
+                    runs = cells.get((dataset, rho, method), [])
+                    values = _values(runs, key)
                     if not values:
                         row.append("–")
                         continue
                     mark = ""
                     if method != "GLOCAL" and glocal:
                         mark = _MARKS[_compare(glocal, values, measure)]
-                    row.append(_mean_std(list(values.values())) + mark)
+                    fewer = f" ({len(values)} of {len(runs)})" if len(values) < len(runs) else ""
+                    row.append(_mean_std(list(values.values())) + mark + fewer)
                 paper_measure = _LABELS[measure] if measure in PAPER_NAMES.values() else None
                 row += [_paper_value(paper, table, dataset, paper_measure, rho, m)
                         for m in paper_methods]

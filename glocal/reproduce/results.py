@@ -39,6 +39,9 @@ _TEXT = ("dataset", "method", "params")  # the columns of free text
 _INTEGER = ("repetition", "seed", "n_train", "n_test")
 _NUMERIC = {f for f in FIELDS if f.startswith(("prediction_", "recovery_", "time_", "small_"))
             and f not in BOOLEAN}
+# Every finished run scores its test rows by all the measures (`glocal.metrics.evaluate`
+# raises rather than give NaN): a row without one of them is not a finished run.
+_RECORDED = tuple(f"prediction_{m}" for m in MEASURES)
 
 
 def read_results(path):
@@ -80,7 +83,9 @@ def scan_results(path):
 
     A row is damaged when it does not have one field per column, when a field does not
     parse (an integer, a number, True / False, rho in (0, 1], ``params`` a JSON object),
-    or when it is the last line of a file that does not end with a newline (a cut write).
+    when a measure of its test rows (``prediction_*``, which every finished run records)
+    is empty, NaN or infinite, or when it is the last line of a file that does not end
+    with a newline (a cut write).
     A run (dataset, repetition, rho, method) found on several rows is left out entirely:
     which copy is right cannot be told, and a run is deterministic, so it is run again.
 
@@ -201,6 +206,9 @@ def _parse_row(fields, columns):
         raise ValueError(f"rho is {row['rho']}, not in (0, 1]")
     for key in _NUMERIC:
         row[key] = _parse(float, key, row[key]) if row[key] else np.nan
+    for key in _RECORDED:
+        if not np.isfinite(row[key]):
+            raise ValueError(f"{key} is {row[key]}, not the measure of a finished run")
     try:
         params = json.loads(row["params"])
     except ValueError:

@@ -88,7 +88,8 @@ class LabelFit(abc.ABC):
     def u_term(self, V, data):
         """The term in the U block at a fixed V: its value and half its gradient
         (``cost_grad``), half its Hessian applied to a direction (``hessp``) and its
-        halved per-row Hessian blocks (``row_grams``) at a point U."""
+        halved per-row Hessian blocks (``row_grams``) and their mean (``mean_row_gram``) at a
+        point U."""
 
     def feature_product(self, part):
         """X^T Y^T, shape (d, l)."""
@@ -339,6 +340,10 @@ class UStatistics:
     def row_grams(self, U):
         return self.gram
 
+    def mean_row_gram(self, U):
+        """The mean of the rows' G_j."""
+        return self.gram if self.gram.ndim == 2 else self.gram.mean(axis=0)
+
 
 def apply_row_blocks(blocks, A):
     """Row j of the result is block j of ``blocks`` (l x k x k), or the one shared k x k
@@ -401,3 +406,11 @@ class ULossTerm:
                 blocks[j] = (Va * s[active]) @ Va.T
             return blocks
         return self.data.samples.sum(grams, self.data, self.V, self._at(U)[1](), reads="")
+
+    def mean_row_gram(self, U):
+        """The mean over labels of `row_grams`, V Diag(s) V^T with s_i the mean curvature of
+        sample i at U over the labels: one product with V, no block per label."""
+        l = self.shape[0]
+        return self.data.samples.sum(
+            lambda part, V, curvature: (V * (curvature.sum(axis=0) / l)) @ V.T,
+            self.data, self.V, self._at(U)[1](), reads="")

@@ -30,8 +30,16 @@ def squared_hinge(F, Y):
     Its derivative is -2 y max(0, 1 - y f); the second derivative, undefined at the hinge,
     is taken as 2 [y f < 1] (the generalized Hessian, Mangasarian 2002), using y^2 = 1.
     """
-    margin = np.maximum(0.0, 1.0 - Y * F)
-    return margin ** 2, -2.0 * Y * margin, 2.0 * (margin > 0)
+    # In place where it can be: with many labels the l x n arrays are passes over memory.
+    margin = Y * F
+    np.subtract(1.0, margin, out=margin)
+    np.maximum(margin, 0.0, out=margin)
+    first = Y * margin
+    first *= -2.0
+    second = np.greater(margin, 0.0).astype(float)
+    second *= 2.0
+    margin *= margin
+    return margin, first, second
 
 
 def logistic(F, Y):
@@ -60,11 +68,12 @@ def loss_terms(F, Y, C, loss, axis=None):
     Hessian in F is this weight entry by entry), from one evaluation of the loss. C may be
     the scalar 1 (every entry observed, unweighted): no product is formed then. With
     ``axis=0`` the value is Eq. L's sum over each column (sample) apart, shape (n,)."""
-    value, first, second = _terms(loss, F, Y)
-    if np.isscalar(C) and C == 1:
-        value = np.sum(value, axis=axis)
-    else:
-        value, first, second = np.sum(C * value, axis=axis), C * first, C * second
+    value, first, second = _terms(loss, F, Y)  # new arrays: weighted in place
+    if not (np.isscalar(C) and C == 1):
+        value *= C
+        first *= C
+        second *= C
+    value = np.sum(value, axis=axis)
     return (float(value) if axis is None else value), first, second
 
 

@@ -24,7 +24,8 @@ Block map (Algorithm 1; equation -> terms -> here):
                                           correlation term's own block, on unit-norm rows
     Eq. (6)  V, line 6                    v_cost_grad, v_hessp, v_column_hessians;
                                           v_closed_form (the paper's), v_decrease
-    Eq. (7)  U, line 7                    u_cost_grad, u_hessp, u_row_hessians
+    Eq. (7)  U, line 7                    u_cost_grad, u_hessp, u_row_hessians,
+                                          u_mean_row_hessian
     Eq. (8)  W, line 8                    w_cost_grad, w_hessp, w_products
 
 The terms: `glocal.solver.label_fit` (||J o (Y - U V)||^2 or Eq. L of `glocal.solver.losses`),
@@ -187,6 +188,13 @@ def u_row_hessians(term, lam2, U=None):
     """
     grams = term.row_grams(U)
     return grams + lam2 * np.eye(grams.shape[-1])
+
+
+def u_mean_row_hessian(term, lam2, U=None):
+    """The mean over rows of `u_row_hessians` (halved), one k x k matrix:
+    V Diag(s) V^T + lam2 I, with s the column means of the label term's curvature at U."""
+    gram = term.mean_row_gram(U)
+    return gram + lam2 * np.eye(gram.shape[-1])
 
 
 # --- Block V (Eq. 6): U, W fixed; the correlation terms do not involve V --------------------

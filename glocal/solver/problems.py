@@ -43,7 +43,7 @@ def block_problem(block):
     return make_problem(block.manifold, block.cost_grad, block.hessp, block.preconditioner)
 
 
-def u_problem(term, lam2, U, sides=()):
+def u_problem(term, lam2, U, sides=(), shared_blocks=False):
     """Eq. (7): U with V, W and the correlation terms fixed.
 
     ``term`` is the label-fit term at the fixed V (`glocal.solver.label_fit.LabelFit.u_term`: for
@@ -51,9 +51,12 @@ def u_problem(term, lam2, U, sides=()):
     F = U V); ``sides`` the correlation terms' U sides (none in the basic model).
     Preconditioned at ``U``, the start, by a correlation term's own preconditioner of the
     block given its per-row Hessians without the term (``side.preconditioner(blocks, U)``), or
-    else by the inverse of those blocks (`glocal.solver.preconditioners.u_row_blocks`).
+    else by the inverse of those blocks (`glocal.solver.preconditioners.u_row_blocks`); with
+    ``shared_blocks``, by their mean, one k x k block for every row
+    (`glocal.solver.objective.u_mean_row_hessian`), where a block per label costs more than
+    the steps it saves.
     """
-    blocks = obj.u_row_hessians(term, lam2, U)
+    blocks = (obj.u_mean_row_hessian if shared_blocks else obj.u_row_hessians)(term, lam2, U)
     own = [side.preconditioner(blocks, U) for side in sides
            if hasattr(side, "preconditioner")]
     return make_problem(RealEuclidean(*term.shape),

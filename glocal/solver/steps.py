@@ -216,10 +216,11 @@ def v_implicit(plan, U, W, V, track):
 
 # --- U (Eq. 7, line 7) and W (Eq. 8, line 8) -------------------------------------------------
 
-def u_by_problem(plan, V, U, sides=()):
+def u_by_problem(plan, V, U, sides=(), shared_blocks=False):
     """U by its pymanopt problem (`glocal.solver.problems.u_problem`), from U; ``sides`` are the
-    correlation terms' U sides (none in the basic model)."""
-    problem = problems.u_problem(plan.space.u_term(V), plan.data.lam2, U, sides)
+    correlation terms' U sides (none in the basic model); ``shared_blocks``: preconditioned by
+    the mean of the rows' Hessian blocks."""
+    problem = problems.u_problem(plan.space.u_term(V), plan.data.lam2, U, sides, shared_blocks)
     return plan.solvers["U"](problem, U)
 
 

@@ -131,7 +131,9 @@ def test_fit_cv_fits_the_recommended_model(files, capsys):
     assert "[GLOCALCV] scored 8 settings on 2 folds in " in out
     assert "[GLOCALCV] refitted lam2=" in out and "on all 80 rows in " in out
     assert "fitted GLOCALCV() in " in out and "saved it to" in out
-    saved = load_model(model)  # the refitted best setting, a plain GLOCAL
+    search = load_model(model)  # the fitted GLOCALCV, with its refitted best setting
+    assert search.n_splits_ == 2 and len(search.cv_results_["params"]) == 8
+    saved = search.best_estimator_
     assert (saved.loss, saved.fit_intercept, saved.lam_v, saved.n_latent) == (
         "squared_hinge", True, 0.0, 3)
     assert main(["predict", str(model), str(test), "--out", str(tmp / "s.csv")]) == 0
@@ -140,7 +142,7 @@ def test_fit_cv_fits_the_recommended_model(files, capsys):
                  "--cv-folds", "2", "--n-latent", "2", "--jobs", "2"]) == 0
     out = capsys.readouterr().out
     assert "cross-validating 2 settings (normalize_rows=[False, True])" in out
-    saved = load_model(model)
+    saved = load_model(model).best_estimator_
     assert (saved.lam2, saved.n_latent) == (1.0, 2)
 
 
@@ -151,7 +153,7 @@ def test_fit_model_options(files):
     model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--loss",
                  "squared_hinge", "--fit-intercept", "--normalize-rows"]) == 0
-    saved = load_model(model)
+    saved = load_model(model).best_estimator_
     assert (saved.loss, saved.fit_intercept, saved.normalize_rows, saved.n_latent) == (
         "squared_hinge", True, True, 2)
     assert main(["fit", str(train), "--model", str(model), "--force", "--paper"]) == 0
@@ -274,7 +276,8 @@ def test_plot_draws_the_training_labels_beside_the_model(files, capsys):
         assert not (tmp / "refused").exists()
 
 
-@pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate", "plot"])
+@pytest.mark.parametrize("command", ["demo", "reproduce", "fit", "predict", "evaluate", "plot",
+                                     "inspect"])
 def test_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])

@@ -194,7 +194,7 @@ def test_fit_searches_several_lam2_values_and_says_what_it_ran(labelled, capsys)
     # Both values are the grid's edges: the pick is one of them, and the hint names it.
     from glocal.persistence import load_model
 
-    best = load_model(tmp / "grid.skops").lam2
+    best = load_model(tmp / "grid.skops").best_params_["lam2"]
     side = "smallest" if best == 1 else "largest"
     assert lines[-1].startswith(f"hint: lam2={best:g} is the {side} value searched")
     assert lines[-1].endswith(f"--lam2 {best:g} {best / 2:g} {best / 4:g}" if best == 1

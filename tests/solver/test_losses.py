@@ -158,6 +158,7 @@ def test_block_hessians_are_the_hessp_blocks(case):
     term = data.label.u_term(V, data)
     row_blocks = obj.u_row_hessians(term, data.lam2, U)
     close(2.0 * np.einsum("lab,lb->la", row_blocks, E), u_hessp(E, term, Z, None, data, U))
+    close(obj.u_mean_row_hessian(term, data.lam2, U), row_blocks.mean(axis=0))
 
 
 def test_lam_v_equal_to_lam2_is_the_paper_model(make_problem):

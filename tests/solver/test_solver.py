@@ -1,6 +1,7 @@
 """glocal.solver.glocal_fit: monotone descent, constraints, determinism, optimizer choices."""
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -114,8 +115,8 @@ def _block_names(monkeypatch):
     """Name every block solver after its block in the plan's solvers (for a recording)."""
     resolve = plan.resolve_block_solvers
 
-    def named(options, correlation_blocks):
-        solvers = resolve(options, correlation_blocks)
+    def named(*args):
+        solvers = resolve(*args)
         for name, solver in solvers.items():
             solver.block = name
         return solvers
@@ -735,5 +736,60 @@ def test_newton_steps_auto_by_the_number_of_labels(multilabel_data):
     assert plan.resolve_newton_steps(many, "auto") == 1
     assert plan.resolve_newton_steps(many, None) is None
     assert plan.resolve_newton_steps(few, 2) == 2
-    assert plan.resolve_plan(many, N_LATENT, SolverOptions(), Levers()).v_step.keywords == {
-        "max_steps": 1}
+    assert plan.resolve_plan(many, N_LATENT, SolverOptions(),
+                             Levers(truncated_newton=False)).v_step.keywords == {"max_steps": 1}
+
+
+def test_truncated_newton_auto_by_the_number_of_labels(multilabel_data):
+    """Truncated Newton on V and U from `plan.MIN_INEXACT_LABELS` labels on in memory, under
+    a loss other than the paper's; exact Newton visits below."""
+    few = replace(_data(multilabel_data), loss="squared_hinge")
+    l, n = plan.MIN_INEXACT_LABELS, few.Y.shape[1]
+    many = replace(few, Y=np.ones((l, n)), J=np.ones((l, n)))
+    options = SolverOptions()
+    assert not plan.resolve_truncated_newton(few, options, "auto")
+    assert plan.resolve_truncated_newton(many, options, "auto")
+    assert not plan.resolve_truncated_newton(replace(many, loss="squared"), options, "auto")
+    on_chunks = replace(many, samples=SimpleNamespace(in_memory=False))  # e.g. Dask's
+    assert not plan.resolve_truncated_newton(on_chunks, options, "auto")
+    assert not plan.resolve_truncated_newton(on_chunks, options, True)
+    assert plan.resolve_plan(many, N_LATENT, options, Levers()).v_step is steps.v_by_problem
+    assert plan.resolve_plan(few, N_LATENT, options, Levers()).v_step is steps.v_newton
+
+
+def test_truncated_newton_binds_whole_block_problems(multilabel_data):
+    """``Levers.truncated_newton`` solves V and U under a loss other than the paper's as
+    whole-block problems by trust regions capped at ``truncated_steps``, U preconditioned by
+    one shared block; the paper's loss, and an optimizer named for U, keep their steps."""
+    data = replace(_data(multilabel_data), loss="squared_hinge")
+    levers = Levers(truncated_newton=True, truncated_steps=(2, 4))
+    fit = plan.resolve_plan(data, N_LATENT, SolverOptions(), levers)
+    assert fit.v_step is steps.v_by_problem
+    assert fit.u_step.func is steps.u_by_problem and fit.u_step.keywords == {
+        "shared_blocks": True}
+    for block in ("U", "V"):
+        solver = fit.solvers[block]
+        assert (solver.name, solver.max_iterations, solver.max_inner) == ("trust_regions", 2, 4)
+    assert fit.solvers["W"].max_iterations == SolverOptions().block_max_iter
+    paper = _data(multilabel_data)
+    assert not plan.resolve_truncated_newton(paper, SolverOptions(), True)
+    named = SolverOptions(optimizer={"U": "conjugate_gradient"})
+    assert not plan.resolve_truncated_newton(data, named, True)
+    assert not plan.resolve_truncated_newton(data, SolverOptions(), False)
+
+
+@pytest.mark.parametrize("truncated_steps", [(1, 5), (2, 5)])
+def test_truncated_newton_fit_never_increases_the_objective(multilabel_data, truncated_steps):
+    """Every block visit of the truncated-Newton fit lowers its block's cost or keeps the
+    point: the objective never increases, in the initialisation nor across outer
+    iterations."""
+    data = replace(_data(multilabel_data), loss="squared_hinge", lam_v=0.0)
+    result = glocal_fit(data, N_LATENT, max_iter=30, init_max_iter=30, tol=1e-6,
+                        levers=Levers(truncated_newton=True, truncated_steps=truncated_steps),
+                        random_state=0)
+    for history in (result.init_history, result.objective_history):
+        assert np.all(np.diff(history) <= 1e-12 * np.abs(history[:-1]))
+    blocks = np.concatenate([[result.objective_history[0]],
+                             np.ravel(result.block_history)])
+    assert np.all(np.diff(blocks) <= 1e-12 * np.abs(blocks[:-1]))
+    assert result.n_iter > 1

@@ -23,6 +23,8 @@ from glocal.metrics import (
     label_auc,
     observed_average_precision,
     observed_average_precision_scorer,
+    observed_weighted_average_precision,
+    observed_weighted_average_precision_scorer,
     ranking_loss,
 )
 
@@ -458,11 +460,13 @@ def test_observed_scorer_ignores_missing_entries(multilabel_data):
 
 
 
-def test_observed_average_precision_without_nan_is_average_precision():
+@pytest.mark.parametrize("measure", [observed_average_precision,
+                                     observed_weighted_average_precision])
+def test_observed_average_precision_without_nan_is_average_precision(measure):
     rng = np.random.default_rng(2)
     Y = (rng.random((50, 8)) < 0.3).astype(float)
     S = rng.integers(0, 4, size=Y.shape).astype(float)  # ties
-    assert observed_average_precision(Y, S) == average_precision(Y, S)  # bitwise
+    assert measure(Y, S) == average_precision(Y, S)  # bitwise
 
 
 def test_observed_average_precision_ranks_each_row_among_its_observed_entries():
@@ -492,6 +496,52 @@ def test_observed_average_precision_documented_row_cases():
         observed_average_precision(np.array([[2.0, 0.0]]), np.zeros((1, 2)))
     with pytest.raises(ValueError, match="same shape"):
         observed_average_precision(Y, S[:, :2])
+
+
+def test_observed_weighted_average_precision_weights_rows_by_their_observed_labels():
+    rng = np.random.default_rng(3)
+    Y = _hide((rng.random((60, 7)) < 0.4).astype(float), 0.6, seed=4)
+    S = rng.integers(0, 5, size=Y.shape).astype(float)
+    per_row, weights = [], []
+    for y, s in zip(Y, S):
+        seen = ~np.isnan(y)
+        if (y[seen] == 1).any():  # rows without an observed positive are skipped
+            per_row.extend(_bf_average_precision(y[seen][None], s[seen][None]))
+            weights.append(seen.sum())
+    assert len(set(weights)) > 1
+    assert observed_weighted_average_precision(Y, S) == pytest.approx(
+        np.average(per_row, weights=weights), rel=1e-12)
+    with pytest.raises(ValueError, match="average_precision is undefined"):
+        observed_weighted_average_precision(np.where(Y == 1, np.nan, Y), S)
+
+
+def test_weighted_criterion_ranks_a_bias_only_model_below_a_real_one():
+    """Most labels missing: 40 rows observe the frequent label 0 (positive) and one rare
+    label (negative); 5 rows observe all 8 labels, their positive a rare one. A ranking by
+    label frequency alone (the same for every row) orders the 40 rows perfectly and the 5
+    worst; a real model gets 30 of the 40 right and the 5 right. Unweighted, the rows of
+    two labels outvote the informative ones and the bias-only ranking wins."""
+    nan, l = np.nan, 8
+    sparse = np.full((40, l), nan)
+    sparse[:, 0], sparse[np.arange(40), 1 + np.arange(40) % (l - 1)] = 1.0, 0.0
+    rich = np.zeros((5, l))
+    rich[:, l - 1] = 1.0
+    Y = np.vstack([sparse, rich])
+    bias_only = np.tile(-np.arange(l, dtype=float), (45, 1))  # label 0 the most frequent
+    real = np.where(np.nan_to_num(Y) == 1, 1.0, 0.0)
+    real[:10, 0] = -1.0  # 10 of the 40 sparse rows ranked wrong
+    assert (observed_average_precision(Y, bias_only)
+            > observed_average_precision(Y, real))
+    assert (observed_weighted_average_precision(Y, real)
+            > observed_weighted_average_precision(Y, bias_only))
+
+
+def test_observed_weighted_scorer_is_the_measure_of_the_decision_function(multilabel_data):
+    X, Y = multilabel_data(n=80)
+    Y_observed = _hide(Y, 0.5, seed=0)
+    model = BR().fit(X, Y_observed)
+    assert observed_weighted_average_precision_scorer(model, X, Y_observed) == \
+        observed_weighted_average_precision(Y_observed, model.decision_function(X))
 
 
 def test_score_skips_missing_entries(multilabel_data):

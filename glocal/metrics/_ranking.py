@@ -163,12 +163,15 @@ _UNDEFINED = {
 }
 
 
-def _mean(stats, measure):
-    """Mean of a measure over the rows that define it; ValueError when none does."""
+def _mean(stats, measure, weights=None):
+    """Mean of a measure over the rows that define it, weighted by ``weights`` (one per row)
+    if given; ValueError when no row defines it."""
     values, keep = _row_values(stats, measure)
     if not keep.any():
         raise ValueError(f"{measure} is undefined: {_UNDEFINED[measure]}.")
-    return float(values[keep].mean())
+    if weights is None:
+        return float(values[keep].mean())
+    return float(np.average(values[keep], weights=weights[keep]))
 
 
 def _instance_stats(y_true, y_score):
@@ -294,6 +297,61 @@ def observed_average_precision(y_true, y_score):
     if mask.all():  # the plain measure, without regrouping the rows
         return _mean(_row_stats(y_true, y_score), "average_precision")
     return _mean(_masked_stats(y_true, y_score, mask), "average_precision")
+
+
+def observed_weighted_average_precision(y_true, y_score):
+    """Ap of each row's ranking of its observed labels, rows weighted by how many they have.
+
+    The cross-validation criterion of `glocal.GLOCALCV`. Each row with an observed
+    positive scores its `observed_average_precision` (ranked among its observed entries
+    only; rows without an observed positive skipped), and the result is the mean of these
+    row values weighted by each row's number of observed entries::
+
+        sum_i n_i Ap_i / sum_i n_i      over the rows i with an observed positive,
+
+    with ``n_i`` the number of non-NaN entries of row ``i``. When most labels are missing,
+    most kept rows hold a single observed positive and a few negatives, which a ranking by
+    label frequency alone (every row ranked alike, by the per-label biases) orders as well
+    as a real model; the rows with more observed labels, which tell the two apart, weigh
+    more. Without NaN every row has the same weight and this is `average_precision`
+    exactly.
+
+    Parameters
+    ----------
+    y_true, y_score : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The labels (NaN missing) and scores, as for `observed_average_precision`.
+
+    Returns
+    -------
+    precision : float
+        In (0, 1]; higher is better. A ValueError, as from `observed_average_precision`,
+        on invalid input or when no row has an observed positive label.
+    """
+    y_true, y_score, mask = _observed_inputs(y_true, y_score)
+    if mask.all():  # equal weights: the plain measure
+        return observed_average_precision(y_true, y_score)
+    return _mean(_masked_stats(y_true, y_score, mask), "average_precision", mask.sum(axis=1))
+
+
+def observed_weighted_average_precision_scorer(estimator, X, Y):
+    """Scorer: `observed_weighted_average_precision` of a fitted estimator.
+
+    ``GLOCALCV``'s criterion with the ``scorer(estimator, X, y)`` signature that
+    ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` take as ``scoring``; uses
+    ``estimator.decision_function(X)``.
+
+    Parameters
+    ----------
+    estimator, X, Y
+        A fitted estimator with ``decision_function``, its features and the labels (NaN
+        missing), as for `observed_average_precision_scorer`.
+
+    Returns
+    -------
+    score : float
+        Higher is better.
+    """
+    return observed_weighted_average_precision(Y, estimator.decision_function(X))
 
 
 def observed_average_precision_scorer(estimator, X, Y):

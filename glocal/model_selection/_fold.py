@@ -9,7 +9,7 @@ import numpy as np
 from .._base import VANISHED_WARNING, scores_vanish
 from .._utils.progress import iterations_text
 from ..estimator import FitCache
-from ..metrics import observed_average_precision
+from ..metrics import observed_weighted_average_precision
 from ..thresholds import f1_thresholds
 from ._plan import _path_model
 
@@ -19,7 +19,8 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     """Fit every candidate on one fold in the order of ``plan``; returns scores, times,
     initialisation rounds, iterations, every candidate's F1 thresholds of the labels
     (`f1_thresholds`) on the validation rows and whether its scores vanished. ``scorer``
-    None is `observed_average_precision_scorer`; ``each_fit()`` is called after every fit.
+    None is `glocal.metrics.observed_weighted_average_precision` of the validation scores;
+    ``each_fit()`` is called after every fit.
 
     A fit whose scores vanish (`glocal._base.scores_vanish`) scores -inf, the worst: the
     ranking of scores zero to rounding is noise, and such noise won whole searches. It
@@ -49,7 +50,7 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
         if vanished[i]:
             scores[i] = -np.inf
         else:
-            scores[i] = (observed_average_precision(Y_test, validation_scores)
+            scores[i] = (observed_weighted_average_precision(Y_test, validation_scores)
                          if scorer is None else scorer(model, X_test, Y_test))
         thresholds[i] = f1_thresholds(Y_test, validation_scores)
         n_init_iter[i], n_iter[i] = model.n_init_iter_, model.n_iter_

@@ -1,0 +1,397 @@
+"""Which cross-validation criterion picks GLOCALCV()'s setting best when most labels are missing.
+
+``run`` measures, once per (dataset, split, rho), everything a criterion needs, so that any
+criterion's pick and its test Ap are computed afterwards without a new fit:
+
+* the default search's fits on every fold (`glocal.model_selection._fold._walk_fold`, the
+  search's own walk), each setting's scores on its validation rows assembled out of fold;
+* every setting of the default grid refitted on the whole training part (as the search's
+  refit would fit it) and its scores on the test rows;
+* BR (`glocal.baselines.BR`) at every C of ``--br-C`` on the same folds, out of fold, and
+  refitted on the whole training part.
+
+Splits, hidden labels and folds are those of ``benchmarks/bench_missing_quality.py``: random
+60/40 splits (`glocal.protocol.random_splits`, seed 0), ``sample_observed(Y_train, rho,
+random_state=split)``, test rows without a positive dropped, 3 shuffled folds seeded by the
+split. Each cell is one ``.npz`` file in ``--store`` (a rerun skips the cells present).
+
+``report`` picks a setting (and a C of BR) by every criterion in `CRITERIA` from the stored
+out-of-fold scores and prints the test Ap of the picks against tuned BR's.
+
+Usage::
+
+    GLOCAL_DATA=/path/to/data python benchmarks/bench_criterion.py run \\
+        --datasets arts education --splits 5 --rhos 0.1 0.05 --store cells/
+    python benchmarks/bench_criterion.py report cells/ [--datasets ...] [--rhos ...]
+"""
+
+import argparse
+import csv
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import ParameterGrid
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR, named_data  # noqa: E402
+
+from glocal import GLOCALCV  # noqa: E402
+from glocal._utils.validation import LabelWarning  # noqa: E402
+from glocal.baselines import BR  # noqa: E402
+from glocal.metrics import average_precision, evaluate_masked, label_auc  # noqa: E402
+from glocal.metrics import (observed_average_precision,  # noqa: E402
+                            observed_weighted_average_precision)
+from glocal.model_selection import DEFAULT_PARAM_GRID  # noqa: E402
+from glocal.model_selection._fold import _walk_fold  # noqa: E402
+from glocal.model_selection._plan import _plan  # noqa: E402
+from glocal.protocol import (BR_GRID, drop_unlabeled_rows, paired_ttest,  # noqa: E402
+                             random_splits, sample_observed)
+
+YAHOO = ["arts", "business", "computers", "education", "entertainment", "health"]
+DESIGN = ["cal500", "medical", "genbase", "birds", "synthetic:5000,500,374"]
+BR_CS = [0.01, 0.1, 1.0, 10.0]
+
+
+def _cell_path(store, name, rho, split):
+    return Path(store) / f"{name.replace(':', '_').replace(',', '-')}_rho{rho:g}_split{split}.npz"
+
+
+def _cells(name, rhos, splits):
+    """Every (rho, split, X_train, Y_train complete, Y_train observed, X_test, Y_test)."""
+    X, Y = named_data(name, DATA_DIR)
+    for rho in rhos:
+        for split, (train, test) in enumerate(random_splits(X.shape[0], splits, random_state=0)):
+            X_test, Y_test = drop_unlabeled_rows(X[test], Y[test])
+            observed = Y[train] if rho == 1 else sample_observed(Y[train], rho,
+                                                                 random_state=split)
+            yield rho, split, X[train], Y[train], observed, X_test, Y_test
+
+
+def _out_of_fold(folds, n_rows, n_labels, predict):
+    """Scores of every row from the fold where it is a validation row: ``predict(train,
+    test)`` gives them (None: NaN, a vanished fit)."""
+    scores = np.full((n_rows, n_labels), np.nan)
+    for train, test in folds:
+        part = predict(train, test)
+        if part is not None:
+            scores[test] = part
+    return scores
+
+
+def _measure_cell(X, Y_full, Y, X_test, Y_test, split, br_cs):
+    """The stored arrays of one cell (see the module's description)."""
+    search = GLOCALCV(random_state=split)
+    base = search._base_estimator(Y.shape[1])
+    candidates = list(ParameterGrid(DEFAULT_PARAM_GRID))
+    plan = _plan(candidates, search.path_param)
+    folds = search._folds(X)
+    fold_of = np.empty(X.shape[0], dtype=int)
+    for k, (_, test) in enumerate(folds):
+        fold_of[test] = k
+    glocal_val = np.full((len(candidates), *Y.shape), np.nan)
+    tic = time.process_time()
+    for k, (train, test) in enumerate(folds):
+        kept = {}
+
+        def recorder(model, X_val, Y_val, kept=kept):
+            kept[len(kept)] = model.decision_function(X_val)
+            return 0.0
+
+        order = [i for i, _ in plan]
+        _, _, _, _, _, vanished = _walk_fold(base, candidates, plan, X, Y, None, train, test,
+                                             recorder, search.path_tol, k, len(folds), 0)
+        scored = [i for i in order if not vanished[i]]
+        for position, i in enumerate(scored):
+            glocal_val[i][test] = kept[position]
+    search_seconds = time.process_time() - tic
+    glocal_test = np.empty((len(candidates), *Y_test.shape))
+    tic = time.process_time()
+    for i, params in enumerate(candidates):
+        glocal_test[i] = clone(base).set_params(**params).fit(X, Y).decision_function(X_test)
+    refit_seconds = time.process_time() - tic
+    br_val = np.empty((len(br_cs), *Y.shape))
+    br_test = np.empty((len(br_cs), *Y_test.shape))
+    tic = time.process_time()
+    for c, C in enumerate(br_cs):
+        def predict(train, test, C=C):
+            return BR(C=C, random_state=split).fit(X[train], Y[train]).decision_function(X[test])
+        br_val[c] = _out_of_fold(folds, *Y.shape, predict)
+        br_test[c] = BR(C=C, random_state=split).fit(X, Y).decision_function(X_test)
+    br_seconds = time.process_time() - tic
+    return dict(Y_full=Y_full, Y=Y, Y_test=Y_test, fold_of=fold_of,
+                glocal_val=glocal_val.astype(np.float32), glocal_test=glocal_test.astype(
+                    np.float32), br_val=br_val.astype(np.float32),
+                br_test=br_test.astype(np.float32), br_cs=np.array(br_cs),
+                settings=json.dumps(candidates), seconds=np.array(
+                    [search_seconds, refit_seconds, br_seconds]))
+
+
+def run(args):
+    Path(args.store).mkdir(parents=True, exist_ok=True)
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", LabelWarning)  # a fold's labels, said by fit
+        for name in args.datasets:
+            for rho, split, *arrays in _cells(name, args.rhos, args.splits):
+                path = _cell_path(args.store, name, rho, split)
+                if path.exists():
+                    continue
+                cell = _measure_cell(*arrays, split, args.br_C)
+                np.savez_compressed(path, **cell)
+                print(f"{name} rho={rho:g} split={split} CPU s (search, refits, BR): "
+                      + ", ".join(f"{s:.1f}" for s in cell["seconds"]), flush=True)
+
+
+# --- the criteria ------------------------------------------------------------------------------
+
+def spread_ratio(S):
+    """Mean over labels of the scores' spread across rows, over the spread of the labels'
+    mean scores: small when the per-label biases decide every row's ranking alike."""
+    return float(S.std(axis=0).mean() / max(S.mean(axis=0).std(), 1e-12))
+
+
+def _parts(Y, S):
+    """What every criterion is made of, on one fold's validation rows."""
+    return {"instance Ap": observed_average_precision(Y, S),
+            "label AUC": evaluate_masked(np.nan_to_num(Y), S, ~np.isnan(Y))["label_auc"],
+            "label Ap": observed_average_precision(Y.T, S.T),
+            "row-weighted Ap": observed_weighted_average_precision(Y, S),
+            "share": float((Y == 1).any(axis=1).mean()), "spread": spread_ratio(S)}
+
+
+def _mix(weight, second):
+    return lambda p: (1 - weight) * p["instance Ap"] + weight * p[second]
+
+
+def _adaptive(second):
+    """Instance-wise Ap weighted by the share of rows with an observed positive (the rows
+    it ranks), ``second`` by the share of the others."""
+    return lambda p: p["share"] * p["instance Ap"] + (1 - p["share"]) * p[second]
+
+
+def _guard(threshold):
+    return lambda p: -np.inf if p["spread"] < threshold else p["instance Ap"]
+
+
+# name -> criterion of one fold's `_parts`
+CRITERIA = {"instance Ap": lambda p: p["instance Ap"],
+            "label AUC": lambda p: p["label AUC"],
+            "label Ap": lambda p: p["label Ap"],
+            "mix AUC 0.5": _mix(0.5, "label AUC"),
+            "mix AUC 0.25": _mix(0.25, "label AUC"),
+            "mix Ap 0.5": _mix(0.5, "label Ap"),
+            "adaptive AUC": _adaptive("label AUC"),
+            "adaptive Ap": _adaptive("label Ap"),
+            "row-weighted Ap": lambda p: p["row-weighted Ap"],
+            "guard 0.5": _guard(0.5),
+            "guard 0.35": _guard(0.35)}
+
+
+def _fold_parts(Y, val, fold_of):
+    """`_parts` of every fold (None: a vanished fit)."""
+    parts = []
+    for k in np.unique(fold_of):
+        rows = fold_of == k
+        parts.append(None if np.isnan(val[rows]).any()
+                     else _parts(Y[rows], val[rows].astype(float)))
+    return parts
+
+
+def _pick(criterion, fold_parts):
+    """The first setting of highest mean criterion over folds, as the search picks."""
+    scores = [np.mean([-np.inf if p is None else criterion(p) for p in parts])
+              for parts in fold_parts]
+    return int(np.argmax(scores))
+
+
+def _load_cells(store, datasets, rhos):
+    cells = {}
+    for path in sorted(Path(store).glob("*.npz")):
+        stem = path.stem
+        name, rest = stem.rsplit("_rho", 1)
+        rho, split = rest.split("_split")
+        name = name.replace("synthetic_", "synthetic:").replace("-", ",")
+        if (datasets and name not in datasets) or (rhos and float(rho) not in rhos):
+            continue
+        cells[(name, float(rho), int(split))] = path
+    return cells
+
+
+def _evaluate_cell(path):
+    """The parts of every setting's and C's folds, the test measures; cached beside the
+    cell."""
+    cache = path.with_suffix(".json")
+    if cache.exists():
+        return json.loads(cache.read_text())
+    data = np.load(path)
+    Y, Y_full, Y_test, fold_of = data["Y"], data["Y_full"], data["Y_test"], data["fold_of"]
+    tests = data["glocal_test"].astype(float)
+    row = {"settings": json.loads(str(data["settings"])),
+           "test_ap": [average_precision(Y_test, s) for s in tests],
+           "br_cs": data["br_cs"].tolist(),
+           "br_ap": [average_precision(Y_test, s) for s in data["br_test"].astype(float)],
+           "rows_with_positive": float((np.nan_to_num(Y) == 1).any(axis=1).mean()),
+           "spread": [spread_ratio(s) for s in tests],
+           "label_auc": [label_auc(Y_test, s) for s in tests],
+           "parts": [_fold_parts(Y, val, fold_of) for val in data["glocal_val"]],
+           "complete": [_fold_parts(Y_full, val, fold_of) for val in data["glocal_val"]],
+           "br_parts": [_fold_parts(Y, val, fold_of) for val in data["br_val"]]}
+    cache.write_text(json.dumps(row))
+    return row
+
+
+def _picks(row, br_cs):
+    """{criterion: (pick, its test Ap, BR's test Ap under it)}, BR over ``br_cs``."""
+    keep = [i for i, C in enumerate(row["br_cs"]) if C in br_cs]
+    picks = {}
+    for name, criterion in CRITERIA.items():
+        pick = _pick(criterion, row["parts"])
+        br = keep[_pick(criterion, [row["br_parts"][i] for i in keep])]
+        picks[name] = (pick, row["test_ap"][pick], row["br_ap"][br])
+    pick = _pick(CRITERIA["instance Ap"], row["complete"])
+    picks["complete labels"] = (pick, row["test_ap"][pick], picks["instance Ap"][2])
+    return picks
+
+
+def report(args):
+    br_cs = args.br_C
+    cells = _load_cells(args.store, args.datasets, args.rhos)
+    rows = {}
+    for key, path in cells.items():
+        rows[key] = _evaluate_cell(path)
+        rows[key].update(_picks(rows[key], br_cs))
+        rows[key]["BR"] = rows[key]["instance Ap"][2]
+    names = list(CRITERIA) + ["complete labels"]
+    print(f"Test Ap of GLOCALCV()'s pick under each criterion minus tuned BR's (BR tuned by "
+          f"instance-wise Ap over C in {br_cs}); per (dataset, rho): mean over splits "
+          "[worst split]\n")
+    print("| dataset | rho | splits | BR | " + " | ".join(names) + " |")
+    print("|---|---|---|---|" + "---|" * len(names))
+    groups = {}
+    for (name, rho, split), row in sorted(rows.items()):
+        groups.setdefault((name, rho), []).append(row)
+    for (name, rho), group in groups.items():
+        br = np.array([r["BR"] for r in group])
+        cells_ = []
+        for c in names:
+            diff = np.array([r[c][1] for r in group]) - br
+            cells_.append(f"{diff.mean():+.4f} [{diff.min():+.4f}]")
+        print(f"| {name} | {rho:g} | {len(group)} | {br.mean():.4f} | " + " | ".join(cells_)
+              + " |")
+    print("\nWhat explains a pick below the best setting, per (dataset, rho): rows with an "
+          "observed positive; searches whose pick is lam2 = 16 (the grid's top end); the "
+          "picks' mean regret (the best setting's test Ap minus the pick's) under the "
+          "observed labels and under the complete training labels (same folds, same fits); "
+          "the picks' spread ratio (mean per-label spread of the test scores over the spread "
+          "of the label means) and the best settings'\n")
+    print("| dataset | rho | rows with a positive | picks at lam2 = 16 | regret | regret with "
+          "complete labels | spread of picks | spread of best |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, rho), group in groups.items():
+        best = [int(np.argmax(r["test_ap"])) for r in group]
+        picks = [r["instance Ap"][0] for r in group]
+        regret = [np.mean([r["test_ap"][b] - r[criterion][1] for r, b in zip(group, best)])
+                  for criterion in ("instance Ap", "complete labels")]
+        print(f"| {name} | {rho:g} | {np.mean([r['rows_with_positive'] for r in group]):.2f} | "
+              f"{sum(r['settings'][i]['lam2'] == 16 for r, i in zip(group, picks))} | "
+              f"{regret[0]:.4f} | {regret[1]:.4f} | "
+              f"{np.mean([r['spread'][i] for r, i in zip(group, picks)]):.2f} | "
+              f"{np.mean([r['spread'][i] for r, i in zip(group, best)]):.2f} |")
+    print("\nEvery split: today's pick, its test Ap - BR, the best setting's; the picks' "
+          "spread ratio and label AUC on the test rows\n")
+    print("| dataset | rho | split | rows with an observed positive | pick (lam2, unit rows) "
+          "| Ap - BR | best - BR | best setting | spread of pick / of best | label AUC of "
+          "pick / of best |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (name, rho, split), r in sorted(rows.items()):
+        pick = r["instance Ap"][0]
+        best = int(np.argmax(r["test_ap"]))
+        text = [f"{r['settings'][i]['lam2']:g}{'u' if r['settings'][i]['normalize_rows'] else ''}"
+                for i in (pick, best)]
+        print(f"| {name} | {rho:g} | {split} | {r['rows_with_positive']:.2f} | {text[0]} | "
+              f"{r['test_ap'][pick] - r['BR']:+.4f} | {r['test_ap'][best] - r['BR']:+.4f} | "
+              f"{text[1]} | {r['spread'][pick]:.2f} / {r['spread'][best]:.2f} | "
+              f"{r['label_auc'][pick]:.3f} / {r['label_auc'][best]:.3f} |")
+    if args.br_criteria:
+        print("\nTuned BR under each criterion minus BR tuned by instance-wise Ap, mean over "
+              "splits [worst]\n")
+        print("| dataset | rho | " + " | ".join(names) + " |")
+        print("|---|---|" + "---|" * len(names))
+        for (name, rho), group in groups.items():
+            br = np.array([r["BR"] for r in group])
+            print(f"| {name} | {rho:g} | " + " | ".join(
+                f"{(np.array([r[c][2] for r in group]) - br).mean():+.4f} "
+                f"[{(np.array([r[c][2] for r in group]) - br).min():+.4f}]" for c in names)
+                + " |")
+    if args.ttest:
+        print("\nPaired t-test of each criterion's GLOCALCV() against tuned BR: + / - / 0")
+        for (name, rho), group in groups.items():
+            br = [r["BR"] for r in group]
+            print(f"{name} {rho:g}: " + ", ".join(
+                f"{c} {paired_ttest([r[c][1] for r in group], br):+d}" for c in names))
+
+
+def export(args):
+    """The test Ap of GLOCALCV() (its default criterion, `observed_weighted_average_precision`),
+    of the same search by the unweighted `observed_average_precision`, and of BR tuned over
+    the library's `BR_GRID` by `select_hyperparameters`' criterion, as the missing-labels
+    study's rows."""
+    keep = BR_GRID["C"]
+    methods = {"GLOCALCV()": "row-weighted Ap", "GLOCALCV() by unweighted Ap": "instance Ap"}
+    with open(args.out, "w", newline="") as file:
+        writer = csv.DictWriter(file, ["dataset", "rho", "split", "method", "params", "ap"])
+        writer.writeheader()
+        for (name, rho, split), path in sorted(_load_cells(args.store, args.datasets,
+                                                          args.rhos).items()):
+            row = _evaluate_cell(path)
+            picks = _picks(row, keep)
+            cs = [C for C in row["br_cs"] if C in keep]
+            br = int(np.argmax([np.mean([p["instance Ap"] for p in row["br_parts"][i]])
+                                for i, C in enumerate(row["br_cs"]) if C in keep]))
+            for method, criterion in methods.items():
+                pick = picks[criterion][0]
+                writer.writerow(dict(dataset=name, rho=rho, split=split, method=method,
+                                     params=json.dumps(row["settings"][pick]),
+                                     ap=f"{row['test_ap'][pick]:.6f}"))
+            writer.writerow(dict(dataset=name, rho=rho, split=split, method="BR",
+                                 params=json.dumps({"C": cs[br]}),
+                                 ap=f"{picks['instance Ap'][2]:.6f}"))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--datasets", nargs="+", default=YAHOO)
+    r.add_argument("--splits", type=int, default=5)
+    r.add_argument("--rhos", nargs="+", type=float, default=[0.1, 0.05])
+    r.add_argument("--br-C", nargs="+", type=float, default=BR_CS)
+    r.add_argument("--store", required=True, help="directory of the cells' .npz files")
+    p = sub.add_parser("report")
+    p.add_argument("store")
+    p.add_argument("--datasets", nargs="+")
+    p.add_argument("--rhos", nargs="+", type=float)
+    p.add_argument("--br-C", nargs="+", type=float, default=BR_GRID["C"],
+                   help="BR's grid, among the values run (default: the library's BR_GRID)")
+    p.add_argument("--br-criteria", action="store_true",
+                   help="also tune BR by every criterion")
+    p.add_argument("--ttest", action="store_true")
+    e = sub.add_parser("export", help="the study's rows (dataset, rho, split, method, "
+                                      "params, ap) as CSV")
+    e.add_argument("store")
+    e.add_argument("--datasets", nargs="+")
+    e.add_argument("--rhos", nargs="+", type=float)
+    e.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    {"run": run, "report": report, "export": export}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

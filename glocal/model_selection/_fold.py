@@ -12,28 +12,52 @@ from ..estimator import FitCache
 from ..metrics import observed_average_precision
 from ..thresholds import f1_thresholds
 from ._plan import _path_model
+from ._racing import N_RESAMPLES, resampled_scores
+
+
+def _criterion(scorer, model, X_test, Y_test, validation_scores, rows=None):
+    """The score of a fitted setting on the validation rows ``rows`` (None: all):
+    ``scorer`` None is `observed_average_precision_scorer`, on the scores already
+    computed."""
+    if rows is not None:
+        X_test, Y_test, validation_scores = X_test[rows], Y_test[rows], validation_scores[rows]
+    if scorer is None:
+        return observed_average_precision(Y_test, validation_scores)
+    return scorer(model, X_test, Y_test)
 
 
 def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_tol,
-               fold, n_folds, verbose, each_fit=None):
-    """Fit every candidate on one fold in the order of ``plan``; returns scores, times,
-    initialisation rounds, iterations, every candidate's F1 thresholds of the labels
-    (`f1_thresholds`) on the validation rows and whether its scores vanished. ``scorer``
-    None is `observed_average_precision_scorer`; ``each_fit()`` is called after every fit.
+               fold, n_folds, verbose, each_fit=None, alive=None, resample_seed=None,
+               keep_models=False):
+    """Fit the candidates of ``alive`` (None: all) on one fold in the order of ``plan``;
+    returns scores, times, initialisation rounds, iterations, every candidate's F1
+    thresholds of the labels (`f1_thresholds`) on the validation rows, whether its scores
+    vanished, its scores on the resamples of the validation rows of `resampled_scores`
+    seeded by ``resample_seed`` (None: not computed) and, with ``keep_models``, the fitted
+    models by candidate. A candidate not fitted has NaN everywhere and starts no fit: a fit
+    that would have started from it starts where it would have started. ``scorer`` None is
+    `observed_average_precision_scorer`; ``each_fit(step)`` is called after every fit, with
+    its position in ``plan``.
 
     A fit whose scores vanish (`glocal._base.scores_vanish`) scores -inf, the worst: the
     ranking of scores zero to rounding is noise, and such noise won whole searches. It
     starts no other fit either (U V = 0 is a stationary point: a fit started there stays
     there); those start from GLOCAL's own initial point."""
     n = len(candidates)
-    scores, times, n_init_iter, n_iter = (np.empty(n) for _ in range(4))
+    scores, times, n_init_iter, n_iter = (np.full(n, np.nan) for _ in range(4))
     vanished = np.zeros(n, dtype=bool)
-    thresholds = np.empty((n, Y.shape[1]))
+    thresholds = np.full((n, Y.shape[1]), np.nan)
+    resampled = np.full((n, N_RESAMPLES), np.nan)
+    models = {}
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
     solutions = {}  # candidate -> its fitted model, for the fits that start from it
     sources = {source for _, source in plan}
-    for i, source in plan:
+    for step, (i, source) in enumerate(plan):
+        if alive is not None and not alive[i]:
+            if i in sources and source in solutions:  # its followers start at its start
+                solutions[i] = solutions[source]
+            continue
         tic = time.perf_counter()
         start = solutions.get(source)
         model = _path_model(base, candidates[i], path_tol, start is not None)
@@ -47,16 +71,22 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
         times[i] = time.perf_counter() - tic
         validation_scores = model.decision_function(X_test)
         if vanished[i]:
-            scores[i] = -np.inf
+            scores[i] = resampled[i] = -np.inf
         else:
-            scores[i] = (observed_average_precision(Y_test, validation_scores)
-                         if scorer is None else scorer(model, X_test, Y_test))
+            scores[i] = _criterion(scorer, model, X_test, Y_test, validation_scores)
+            if resample_seed is not None:
+                resampled[i] = resampled_scores(
+                    lambda rows: _criterion(scorer, model, X_test, Y_test,
+                                            validation_scores, rows),
+                    len(test), resample_seed)
+        if keep_models:
+            models[i] = model
         thresholds[i] = f1_thresholds(Y_test, validation_scores)
         n_init_iter[i], n_iter[i] = model.n_init_iter_, model.n_iter_
         if each_fit is not None:
-            each_fit()
+            each_fit(step)
         if verbose >= 2:
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
                   f"{scores[i]:.4f} ({times[i]:.2f} s, {iterations_text(model)})",
                   flush=True)
-    return scores, times, n_init_iter, n_iter, thresholds, vanished
+    return scores, times, n_init_iter, n_iter, thresholds, vanished, resampled, models

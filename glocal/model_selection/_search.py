@@ -21,6 +21,7 @@ from ..thresholds import mean_thresholds
 from ._defaults import DEFAULT_ESTIMATOR_PARAMS, DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT
 from ._fold import _walk_fold
 from ._plan import _plan
+from ._racing import contenders
 
 
 def _best_estimator(search):
@@ -30,6 +31,17 @@ def _best_estimator(search):
         model = search.estimator if search.estimator is not None else GLOCAL(
             **DEFAULT_ESTIMATOR_PARAMS)
     return model
+
+
+def _fold_stats(values, fitted):
+    """The mean and standard deviation over the folds (rows) of every setting's ``values``
+    on the folds it was fitted on (``fitted``)."""
+    with np.errstate(invalid="ignore"):  # -inf, a vanished fit's score, has no spread
+        if fitted.all():
+            return values.mean(axis=0), values.std(axis=0)
+        columns = [values[fitted[:, j], j] for j in range(values.shape[1])]
+        return (np.array([column.mean() for column in columns]),
+                np.array([column.std() for column in columns]))
 
 
 class GLOCALCV(MultiLabelMixin, BaseEstimator):
@@ -212,6 +224,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         "thresholds": [StrOptions({"cv", "sign"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "racing": [Interval(Real, 0, None, closed="left"), None],
+        "refit_start": [StrOptions({"fold", "scratch"})],
     }
     _fitted_attributes = {
         "best_estimator_": Model(),
@@ -227,7 +241,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
 
     def __init__(self, estimator=None, param_grid=None, path_param="lam2", cv=3,
                  path_tol=1e-2, scoring=None, refit=True, n_jobs=None, thresholds="cv",
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, racing=2.0, refit_start="fold"):
         self.estimator = estimator
         self.param_grid = param_grid
         self.path_param = path_param
@@ -239,6 +253,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         self.thresholds = thresholds
         self.random_state = random_state
         self.verbose = verbose
+        self.racing = racing
+        self.refit_start = refit_start
 
     def fit(self, X, Y, groups=None):
         """Score every setting by cross-validation, then refit the best on all the data.
@@ -280,13 +296,16 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
                 fold_warnings.extend(run.pop())
             self._store_results(candidates, runs)
             warn_if_any_vanished(candidates, [run[5] for run in runs])
+            n_fits = int(sum(np.sum(~np.isnan(run[1])) for run in runs))
             self._say(f"scored {counted(len(candidates), 'setting')} on "
-                      f"{counted(len(folds), 'fold')} in "
+                      f"{counted(len(folds), 'fold')} ({counted(n_fits, 'fit')}) in "
                       f"{time.perf_counter() - tic:.1f} s; "
                       f"best {settings_text(self.best_params_)} (mean CV score "
                       f"{self.best_score_:.4f})")
             if self.refit:
-                self._refit(base, given, Y, groups)
+                start = (runs[-1][7][self.best_index_] if self.refit_start == "fold"
+                         else None)
+                self._refit(base, given, Y, groups, start)
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -304,35 +323,64 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
 
     def _search(self, base, candidates, X, Y, groups, folds):
         """Every fold's walk along the paths (`_walk_fold`), with a progress bar over the
-        fits; each run ends with the warnings its fits raised."""
+        fits; each run ends with the warnings its fits raised.
+
+        Without racing the folds are walked in parallel (``n_jobs``). With racing the first
+        fold is walked alone, then the others by batches of ``n_jobs`` folds; after each
+        batch but the last, `contenders` drops the settings behind the best, and the
+        following folds fit the others only."""
         plan = _plan(candidates, self.path_param)
-        scorer = self.scoring
-        with SearchProgress(len(folds), len(candidates), self.verbose) as progress:
+        n_folds, n_jobs = len(folds), effective_n_jobs(self.n_jobs)
+        racing = self.racing is not None and n_folds > 1
+        batches = ([[0], *(list(range(i, min(i + n_jobs, n_folds)))
+                           for i in range(1, n_folds, n_jobs))]
+                   if racing else [list(range(n_folds))])
+        # Racing's resamples of each fold's validation rows; drawn only when racing, so that
+        # the search without it draws nothing from a given RandomState.
+        seeds = (check_random_state(self.random_state).randint(np.iinfo(np.int32).max,
+                                                               size=n_folds)
+                 if racing else [None] * n_folds)
+        alive = np.ones(len(candidates), dtype=bool)
+        results = []
+        with SearchProgress(n_folds, len(candidates), self.verbose) as progress:
             # One process: the bar moves at every fit; else at every fold that ends.
-            each_fit = progress.fit_done if effective_n_jobs(self.n_jobs) == 1 else None
-            runs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                delayed(validation.call_recording_warnings)(
-                    _walk_fold, base, candidates, plan, X, Y, groups, train, test, scorer,
-                    self.path_tol, i, len(folds), self.verbose, each_fit,
-                    ignore=(validation.LabelWarning,))
-                for i, (train, test) in enumerate(folds))
-            results = []
-            for run, records in runs:
-                if each_fit is None:
-                    progress.fold_done(len(candidates))
-                results.append([*run, records])
+            each_fit = progress.fit_done if n_jobs == 1 else None
+            for batch in batches:
+                last = batch is batches[-1]
+                runs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                    delayed(validation.call_recording_warnings)(
+                        _walk_fold, base, candidates, plan, X, Y, groups, *folds[i],
+                        self.scoring, self.path_tol, i, n_folds, self.verbose, each_fit,
+                        alive, None if last else seeds[i],
+                        self.refit_start == "fold" and i == n_folds - 1,
+                        ignore=(validation.LabelWarning,))
+                    for i in batch)
+                for run, records in runs:
+                    if each_fit is None:
+                        progress.fold_done(int(alive.sum()))
+                    results.append([*run, records])
+                if not last:
+                    kept = contenders(np.array([run[0] for run in results]),
+                                      np.array([run[6] for run in results]), alive,
+                                      self.racing)
+                    progress.drop([step for step, (i, _) in enumerate(plan)
+                                   if alive[i] and not kept[i]], n_folds - len(results))
+                    alive = kept
         return results
 
-    def _refit(self, base, X, Y, groups):
-        """Fit the best setting on all the rows, with a progress bar through the fit."""
+    def _refit(self, base, X, Y, groups, start):
+        """Fit the best setting on all the rows from ``start`` (a fold's model of it, or
+        None: GLOCAL's own initial point), with a progress bar through the fit."""
         best = clone(base).set_params(**self.best_params_)
+        if start is not None and self.path_tol is not None:
+            best.set_params(tol=self.path_tol)
         tic = time.perf_counter()
         if not self.verbose:
-            self.best_estimator_ = best.fit(X, Y, groups)
+            self.best_estimator_ = best.fit(X, Y, groups, init=start)
         else:
             progress = fit_progress(best, "GLOCALCV refit", self.verbose)
             try:
-                self.best_estimator_ = best.fit(X, Y, groups, callback=progress)
+                self.best_estimator_ = best.fit(X, Y, groups, init=start, callback=progress)
             finally:
                 progress.finish()
         self.refit_time_ = time.perf_counter() - tic
@@ -369,6 +417,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     def _store_results(self, candidates, runs):
         scores = np.array([run[0] for run in runs])  # n_splits x n_candidates
         times = np.array([run[1] for run in runs])
+        fitted = ~np.isnan(times)  # racing fits a setting on the folds before its drop only
         n_init_iter, n_iter = (np.array([run[i] for run in runs]) for i in (2, 3))
         thresholds = np.array([run[4] for run in runs])  # n_splits x n_candidates x n_labels
         results = {"params": candidates}
@@ -380,21 +429,27 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             results[f"param_{name}"] = column
         for i, split in enumerate(scores):
             results[f"split{i}_test_score"] = split
-        mean = scores.mean(axis=0)
+        # Over the folds each setting was fitted on (a user's scorer's NaN is kept).
+        (mean, std), (mean_time, std_time), (mean_init, _), (mean_iter, _) = (
+            _fold_stats(values, fitted) for values in (scores, times, n_init_iter, n_iter))
         results["mean_test_score"] = mean
-        with np.errstate(invalid="ignore"):  # -inf, a vanished fit's score, has no spread
-            results["std_test_score"] = scores.std(axis=0)
+        results["std_test_score"] = std
         # Rank 1 is the best; ties share the smallest rank and NaN (from a user's scorer)
-        # ranks last, as in GridSearchCV.
+        # ranks last, as in GridSearchCV; a setting that racing dropped ranks after every
+        # setting fitted on all folds.
         key = np.where(np.isnan(mean), np.inf, -mean)
-        results["rank_test_score"] = (np.searchsorted(np.sort(key), key) + 1).astype(np.int32)
-        results["mean_fit_time"] = times.mean(axis=0)
-        results["std_fit_time"] = times.std(axis=0)
-        results["mean_n_init_iter"] = n_init_iter.mean(axis=0)
-        results["mean_n_iter"] = n_iter.mean(axis=0)
+        dropped = ~fitted.all(axis=0)
+        ranked = np.zeros(len(candidates), dtype=np.int32)
+        for group, before in ((~dropped, 0), (dropped, np.sum(~dropped))):
+            ranked[group] = before + np.searchsorted(np.sort(key[group]), key[group]) + 1
+        results["rank_test_score"] = ranked
+        results["mean_fit_time"] = mean_time
+        results["std_fit_time"] = std_time
+        results["mean_n_init_iter"] = mean_init
+        results["mean_n_iter"] = mean_iter
         self.cv_results_ = results
         self.n_splits_ = len(runs)
-        self.best_index_ = int(np.argmin(key))
+        self.best_index_ = int(np.argmin(np.where(dropped, np.inf, key)))
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(mean[self.best_index_])
         self.thresholds_ = (mean_thresholds(thresholds[:, self.best_index_])

@@ -14,7 +14,8 @@ def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, rando
     Shuffled `KFold` folds seeded by ``random_state``, every fold scored by
     `glocal.metrics.observed_average_precision_scorer` (the paper's Ap on observed labels
     only, so missing labels neither reward nor penalize a ranking). GLOCAL, GLObal and loCAL
-    are searched by `GLOCALCV`, other estimators by `sklearn.model_selection.GridSearchCV`.
+    are searched by `GLOCALCV` without racing (every setting on every fold), other
+    estimators by `sklearn.model_selection.GridSearchCV`.
 
     Parameters
     ----------
@@ -44,7 +45,8 @@ def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, rando
     """
     folds = KFold(n_splits=cv, shuffle=True, random_state=random_state)
     if isinstance(estimator, GLOCAL):
-        search = GLOCALCV(estimator, param_grid, cv=folds, refit=False, n_jobs=n_jobs)
+        search = GLOCALCV(estimator, param_grid, cv=folds, refit=False, n_jobs=n_jobs,
+                          racing=None)
         if not paths:
             search.set_params(path_param=None, path_tol=None)
     else:

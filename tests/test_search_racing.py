@@ -1,0 +1,198 @@
+"""The search's levers: racing over folds, the refit from a fold's model, and the exhaustive
+search they leave unchanged when off."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import KFold, ParameterGrid
+
+from glocal import GLOCAL, GLOCALCV
+from glocal._utils.progress import RoundsClock
+from glocal.metrics import observed_average_precision
+from glocal.model_selection import _search
+from glocal.model_selection._fold import _walk_fold
+from glocal.model_selection._plan import _plan
+from glocal.model_selection._racing import N_RESAMPLES, contenders, resampled_scores
+
+FOLDS = KFold(3, shuffle=True, random_state=0)
+
+
+def _data(seed=0, n=120, d=10, l=8, rank=4, hidden=0.4):
+    """Labels of rank ``rank`` driven by the features; ``hidden`` of the entries are NaN."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    scores = X @ rng.standard_normal((d, rank)) @ rng.standard_normal((rank, l))
+    Y = (scores + 0.5 * rng.standard_normal((n, l)) > 1.0).astype(float)
+    Y[rng.random(Y.shape) < hidden] = np.nan
+    return X, Y
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _data()
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # label warnings of small folds
+        yield
+
+
+class _Counting(GLOCAL):
+    """GLOCAL that records every fit: its lam2, its start and itself."""
+
+    calls = []
+
+    def fit(self, X, Y, groups=None, *, init=None, cache=None, callback=None):
+        super().fit(X, Y, groups, init=init, cache=cache, callback=callback)
+        self.calls.append(dict(lam2=self.lam2, tol=self.tol, start=init, model=self))
+        return self
+
+
+def test_racing_drops_a_setting_clearly_behind_and_keeps_close_ones():
+    """Per-row scores of three settings: the second differs from the first by row noise
+    around zero, the third is behind by far more than that noise. The paired resamples drop
+    the third only; a criterion that cannot be computed on a resample leaves NaN."""
+    rng = np.random.default_rng(0)
+    first = rng.uniform(0.5, 1.0, 300)
+    rows = [first, first + rng.normal(0.0, 0.05, 300), first - 0.2]
+    scores = np.array([[row.mean() for row in rows]])
+    resampled = np.array([[resampled_scores(lambda idx, row=row: row[idx].mean(), 300, 7)
+                           for row in rows]])
+    assert resampled.shape == (1, 3, N_RESAMPLES)
+    alive = np.ones(3, dtype=bool)
+    np.testing.assert_array_equal(contenders(scores, resampled, alive, 2.0),
+                                  [True, True, False])
+    # Paired: the same resamples for every setting of a fold, so a constant shift of every
+    # row is no noise at all, while unpaired draws would hide it.
+    assert np.ptp(resampled[0, 0] - resampled[0, 2]) < 1e-12
+    # A second fold agreeing halves nothing away: still the same contenders.
+    twice = contenders(np.vstack([scores, scores]), np.vstack([resampled, resampled]), alive,
+                       2.0)
+    np.testing.assert_array_equal(twice, [True, True, False])
+    # Settings already dropped stay dropped; a vanished one (-inf) goes.
+    scores[0, 1] = -np.inf
+    np.testing.assert_array_equal(
+        contenders(scores, resampled, np.array([True, True, False]), 2.0), [True, False, False])
+
+    def undefined(idx):
+        raise ValueError("no row with an observed positive")
+
+    assert np.isnan(resampled_scores(undefined, 10, 0)).all()
+
+
+def test_racing_in_a_search_fits_the_contenders_only_and_counts_its_fits(monkeypatch):
+    """A rank-1 model ranks labels of rank 4 far worse than rank-4 models, which are close
+    to each other at lam2 = 2 and 1: after the first fold both rank-1 settings are dropped
+    and the later folds fit the rank-4 path only. The fits made, those the search reports and
+    those its progress counted agree."""
+    X, Y = _data(n=150, hidden=0.5)
+    clocks = []
+
+    class Recorded(_search.SearchProgress):
+        def __exit__(self, *exc):
+            clocks.append(self.clock)
+            return super().__exit__(*exc)
+
+    monkeypatch.setattr(_search, "SearchProgress", Recorded)
+    _Counting.calls.clear()
+    grid = {"lam2": [2.0, 1.0], "n_latent": [1, 4]}
+    search = GLOCALCV(_Counting(random_state=0), grid, cv=FOLDS, random_state=0).fit(X, Y)
+    results = search.cv_results_
+    rank_one = [params["n_latent"] == 1 for params in results["params"]]
+    scores = np.array([results[f"split{i}_test_score"] for i in range(3)])
+    assert np.isfinite(scores[0]).all()
+    np.testing.assert_array_equal(np.isnan(scores[1:]), [rank_one] * 2)
+    fold_calls = _Counting.calls[:-1]
+    assert [call["model"].n_latent for call in fold_calls] == [1, 1, 4, 4, 4, 4, 4, 4]
+    n_fits = int(np.sum(~np.isnan(scores)))
+    assert n_fits == len(fold_calls) == clocks[0].done == clocks[0].total == 8
+    # The dropped settings rank last although their one fold scored; the best was fitted
+    # on every fold.
+    np.testing.assert_array_equal(results["rank_test_score"][rank_one], [3, 3])
+    assert not rank_one[search.best_index_]
+    np.testing.assert_array_equal(results["mean_test_score"][rank_one], scores[0, rank_one])
+
+
+def test_without_racing_and_refitted_from_scratch_the_search_is_the_exhaustive_one(data):
+    """``racing=None, refit_start="scratch"``: every setting on every fold along the plan,
+    the very fold walks and the very cold refit of the search without these options."""
+    X, Y = data
+    grid = {"lam2": [4.0, 1.0], "normalize_rows": [False, True]}
+    base = GLOCAL(n_latent=3, random_state=0)
+    search = GLOCALCV(base, grid, cv=FOLDS, racing=None, refit_start="scratch").fit(X, Y)
+    candidates = list(ParameterGrid(grid))
+    plan = _plan(candidates, "lam2")
+    for i, (train, test) in enumerate(FOLDS.split(X)):
+        walk = _walk_fold(base, candidates, plan, X, Y, None, train, test, None, 1e-2, i, 3, 0)
+        np.testing.assert_array_equal(search.cv_results_[f"split{i}_test_score"], walk[0])
+        assert np.isnan(walk[6]).all() and walk[7] == {}  # no resamples, no models kept
+    refit = clone(base).set_params(**search.best_params_).fit(X, Y)
+    np.testing.assert_array_equal(search.decision_function(X), refit.decision_function(X))
+    assert search.best_estimator_.tol == base.tol
+
+
+def test_a_dropped_setting_in_a_path_passes_its_start_on():
+    """On a fold, a setting not fitted starts no fit: its follower starts from the last fitted
+    setting before it on the path, or from GLOCAL's own start when none was."""
+    X, Y = _data(n=60)
+    candidates = list(ParameterGrid({"lam2": [4.0, 1.0, 0.25]}))  # walked in this order
+    plan = _plan(candidates, "lam2")
+    train, test = np.arange(40), np.arange(40, 60)
+    base = _Counting(n_latent=2, random_state=0)
+    for alive in ([True, False, True], [False, True, True]):
+        _Counting.calls.clear()
+        walk = _walk_fold(base, candidates, plan, X, Y, None, train, test, None, 1e-2, 0, 1,
+                          0, alive=np.array(alive), resample_seed=3, keep_models=True)
+        calls = _Counting.calls
+        assert [call["lam2"] for call in calls] == [
+            params["lam2"] for params, fitted in zip(candidates, alive) if fitted]
+        # 1 dropped: 0.25 starts from 4; 4 dropped: 1 starts cold, 0.25 from 1.
+        assert calls[0]["start"] is None and calls[1]["start"] is calls[0]["model"]
+        fitted = np.array(alive)
+        assert np.isnan(walk[0][~fitted]).all() and np.isfinite(walk[0][fitted]).all()
+        assert np.isfinite(walk[6][fitted]).all() and np.isnan(walk[6][~fitted]).all()
+        assert set(walk[7]) == set(np.flatnonzero(fitted))
+        # The resamples are the criterion on resampled rows, seeded per fold.
+        last = int(np.flatnonzero(fitted)[-1])
+        scores = walk[7][last].decision_function(X[test])
+        again = resampled_scores(lambda rows: observed_average_precision(
+            Y[test][rows], scores[rows]), len(test), 3)
+        np.testing.assert_array_equal(walk[6][last], again)
+
+
+def test_the_refit_starts_from_the_last_folds_model_at_the_paths_tolerance(data):
+    X, Y = data
+    _Counting.calls.clear()
+    search = GLOCALCV(_Counting(n_latent=3, random_state=0), {"lam2": [4.0, 1.0]}, cv=FOLDS,
+                      racing=None).fit(X, Y)
+    refit, fold_calls = _Counting.calls[-1], _Counting.calls[:-1]
+    last_fold = [call for call in fold_calls[-2:] if call["lam2"] == search.best_params_["lam2"]]
+    assert refit["start"] is last_fold[0]["model"]
+    assert refit["tol"] == search.path_tol == search.best_estimator_.tol
+    scratch = GLOCALCV(GLOCAL(n_latent=3, random_state=0), {"lam2": [4.0, 1.0]}, cv=FOLDS,
+                       racing=None, refit_start="scratch").fit(X, Y)
+    assert scratch.best_estimator_.tol == 1e-4
+
+
+def test_rounds_clock_counts_only_the_steps_left_after_a_drop():
+    class Clock:
+        now = 0.0
+
+        def __call__(self):
+            return self.now
+
+    clock = Clock()
+    rounds = RoundsClock(3, 4, clock)
+    for cost in (10, 1, 1, 2):
+        clock.now += cost
+        rounds.step_done()
+    rounds.drop([0, 1], 2)  # steps 0 and 1 are dropped from both later rounds
+    assert rounds.total == 8 and rounds.time_left() == 2 * (1 + 2)
+    for step in (2, 3):
+        clock.now += 2 * (1, 2)[step - 2]  # twice as slow as the first round
+        rounds.step_done(step)
+    assert rounds.time_left() == pytest.approx(2 * 3)

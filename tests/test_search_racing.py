@@ -14,7 +14,7 @@ from glocal.metrics import observed_average_precision
 from glocal.model_selection import _search
 from glocal.model_selection._fold import _walk_fold
 from glocal.model_selection._plan import _plan
-from glocal.model_selection._racing import N_RESAMPLES, contenders, resampled_scores
+from glocal.model_selection._racing import N_PARTS, contenders, part_scores
 
 FOLDS = KFold(3, shuffle=True, random_state=0)
 
@@ -54,34 +54,37 @@ class _Counting(GLOCAL):
 
 def test_racing_drops_a_setting_clearly_behind_and_keeps_close_ones():
     """Per-row scores of three settings: the second differs from the first by row noise
-    around zero, the third is behind by far more than that noise. The paired resamples drop
-    the third only; a criterion that cannot be computed on a resample leaves NaN."""
+    around zero, the third is behind by far more than that noise. The paired parts drop the
+    third only; a criterion that cannot be computed on a part leaves NaN."""
     rng = np.random.default_rng(0)
     first = rng.uniform(0.5, 1.0, 300)
     rows = [first, first + rng.normal(0.0, 0.05, 300), first - 0.2]
     scores = np.array([[row.mean() for row in rows]])
-    resampled = np.array([[resampled_scores(lambda idx, row=row: row[idx].mean(), 300, 7)
-                           for row in rows]])
-    assert resampled.shape == (1, 3, N_RESAMPLES)
+    parts = np.array([[part_scores(lambda idx, row=row: row[idx].mean(), 300, 7)
+                       for row in rows]])
+    assert parts.shape == (1, 3, N_PARTS)
     alive = np.ones(3, dtype=bool)
-    np.testing.assert_array_equal(contenders(scores, resampled, alive, 2.0),
-                                  [True, True, False])
-    # Paired: the same resamples for every setting of a fold, so a constant shift of every
-    # row is no noise at all, while unpaired draws would hide it.
-    assert np.ptp(resampled[0, 0] - resampled[0, 2]) < 1e-12
-    # A second fold agreeing halves nothing away: still the same contenders.
-    twice = contenders(np.vstack([scores, scores]), np.vstack([resampled, resampled]), alive,
-                       2.0)
+    np.testing.assert_array_equal(contenders(scores, parts, alive, 2.0), [True, True, False])
+    # For a mean over rows the parts give its standard error: the second setting's gap is
+    # within 2 of them, the third's beyond.
+    gap = scores[0, 0] - scores[0, 1:]
+    error = np.std(parts[0, 0] - parts[0, 1:], axis=1, ddof=1) / np.sqrt(N_PARTS)
+    assert abs(gap[0]) < 2 * error[0] and gap[1] > 2 * error[1]
+    # Paired: the same parts for every setting of a fold, so a constant shift of every row
+    # is no noise at all.
+    assert np.ptp(parts[0, 0] - parts[0, 2]) < 1e-12
+    # A second fold agreeing: still the same contenders.
+    twice = contenders(np.vstack([scores, scores]), np.vstack([parts, parts]), alive, 2.0)
     np.testing.assert_array_equal(twice, [True, True, False])
     # Settings already dropped stay dropped; a vanished one (-inf) goes.
     scores[0, 1] = -np.inf
     np.testing.assert_array_equal(
-        contenders(scores, resampled, np.array([True, True, False]), 2.0), [True, False, False])
+        contenders(scores, parts, np.array([True, True, False]), 2.0), [True, False, False])
 
     def undefined(idx):
         raise ValueError("no row with an observed positive")
 
-    assert np.isnan(resampled_scores(undefined, 10, 0)).all()
+    assert np.isnan(part_scores(undefined, 30, 0)).all()
 
 
 def test_racing_in_a_search_fits_the_contenders_only_and_counts_its_fits(monkeypatch):
@@ -129,7 +132,7 @@ def test_without_racing_and_refitted_from_scratch_the_search_is_the_exhaustive_o
     for i, (train, test) in enumerate(FOLDS.split(X)):
         walk = _walk_fold(base, candidates, plan, X, Y, None, train, test, None, 1e-2, i, 3, 0)
         np.testing.assert_array_equal(search.cv_results_[f"split{i}_test_score"], walk[0])
-        assert np.isnan(walk[6]).all() and walk[7] == {}  # no resamples, no models kept
+        assert np.isnan(walk[6]).all() and walk[7] == {}  # no parts scored, no models kept
     refit = clone(base).set_params(**search.best_params_).fit(X, Y)
     np.testing.assert_array_equal(search.decision_function(X), refit.decision_function(X))
     assert search.best_estimator_.tol == base.tol
@@ -146,7 +149,7 @@ def test_a_dropped_setting_in_a_path_passes_its_start_on():
     for alive in ([True, False, True], [False, True, True]):
         _Counting.calls.clear()
         walk = _walk_fold(base, candidates, plan, X, Y, None, train, test, None, 1e-2, 0, 1,
-                          0, alive=np.array(alive), resample_seed=3, keep_models=True)
+                          0, alive=np.array(alive), parts_seed=3, keep_models=True)
         calls = _Counting.calls
         assert [call["lam2"] for call in calls] == [
             params["lam2"] for params, fitted in zip(candidates, alive) if fitted]
@@ -156,10 +159,10 @@ def test_a_dropped_setting_in_a_path_passes_its_start_on():
         assert np.isnan(walk[0][~fitted]).all() and np.isfinite(walk[0][fitted]).all()
         assert np.isfinite(walk[6][fitted]).all() and np.isnan(walk[6][~fitted]).all()
         assert set(walk[7]) == set(np.flatnonzero(fitted))
-        # The resamples are the criterion on resampled rows, seeded per fold.
+        # The parts are the criterion on parts of the validation rows, seeded per fold.
         last = int(np.flatnonzero(fitted)[-1])
         scores = walk[7][last].decision_function(X[test])
-        again = resampled_scores(lambda rows: observed_average_precision(
+        again = part_scores(lambda rows: observed_average_precision(
             Y[test][rows], scores[rows]), len(test), 3)
         np.testing.assert_array_equal(walk[6][last], again)
 

@@ -12,7 +12,7 @@ from ..estimator import FitCache
 from ..metrics import observed_average_precision
 from ..thresholds import f1_thresholds
 from ._plan import _path_model
-from ._racing import N_RESAMPLES, resampled_scores
+from ._racing import N_PARTS, part_scores
 
 
 def _criterion(scorer, model, X_test, Y_test, validation_scores, rows=None):
@@ -27,13 +27,13 @@ def _criterion(scorer, model, X_test, Y_test, validation_scores, rows=None):
 
 
 def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_tol,
-               fold, n_folds, verbose, each_fit=None, alive=None, resample_seed=None,
+               fold, n_folds, verbose, each_fit=None, alive=None, parts_seed=None,
                keep_models=False):
     """Fit the candidates of ``alive`` (None: all) on one fold in the order of ``plan``;
     returns scores, times, initialisation rounds, iterations, every candidate's F1
     thresholds of the labels (`f1_thresholds`) on the validation rows, whether its scores
-    vanished, its scores on the resamples of the validation rows of `resampled_scores`
-    seeded by ``resample_seed`` (None: not computed) and, with ``keep_models``, the fitted
+    vanished, its scores on the parts of the validation rows of `part_scores` shuffled
+    by ``parts_seed`` (None: not computed) and, with ``keep_models``, the fitted
     models by candidate. A candidate not fitted has NaN everywhere and starts no fit: a fit
     that would have started from it starts where it would have started. ``scorer`` None is
     `observed_average_precision_scorer`; ``each_fit(step)`` is called after every fit, with
@@ -47,7 +47,7 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     scores, times, n_init_iter, n_iter = (np.full(n, np.nan) for _ in range(4))
     vanished = np.zeros(n, dtype=bool)
     thresholds = np.full((n, Y.shape[1]), np.nan)
-    resampled = np.full((n, N_RESAMPLES), np.nan)
+    parts = np.full((n, N_PARTS), np.nan)
     models = {}
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
@@ -71,14 +71,14 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
         times[i] = time.perf_counter() - tic
         validation_scores = model.decision_function(X_test)
         if vanished[i]:
-            scores[i] = resampled[i] = -np.inf
+            scores[i] = parts[i] = -np.inf
         else:
             scores[i] = _criterion(scorer, model, X_test, Y_test, validation_scores)
-            if resample_seed is not None:
-                resampled[i] = resampled_scores(
+            if parts_seed is not None:
+                parts[i] = part_scores(
                     lambda rows: _criterion(scorer, model, X_test, Y_test,
                                             validation_scores, rows),
-                    len(test), resample_seed)
+                    len(test), parts_seed)
         if keep_models:
             models[i] = model
         thresholds[i] = f1_thresholds(Y_test, validation_scores)
@@ -89,4 +89,4 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
                   f"{scores[i]:.4f} ({times[i]:.2f} s, {iterations_text(model)})",
                   flush=True)
-    return scores, times, n_init_iter, n_iter, thresholds, vanished, resampled, models
+    return scores, times, n_init_iter, n_iter, thresholds, vanished, parts, models

@@ -335,7 +335,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         batches = ([[0], *(list(range(i, min(i + n_jobs, n_folds)))
                            for i in range(1, n_folds, n_jobs))]
                    if racing else [list(range(n_folds))])
-        # Racing's resamples of each fold's validation rows; drawn only when racing, so that
+        # Racing's parts of each fold's validation rows; drawn only when racing, so that
         # the search without it draws nothing from a given RandomState.
         seeds = (check_random_state(self.random_state).randint(np.iinfo(np.int32).max,
                                                                size=n_folds)

@@ -21,9 +21,9 @@ fit and the one-vs-rest pass and their ratio, the settings picked, the test Ap o
 searches' refitted models and how many ``ConvergenceWarning`` each search raised.
 
 With ``--variants NAME ...``, also ``GLOCALCV`` with other search options (`VARIANTS`: the
-exhaustive search of every setting on every fold refitted from scratch, racing alone, the
-refit from a fold's model alone), each on the same folds: its CPU seconds and ratio to BR's
-search, its fits, pick and test Ap. With ``--levers``, also what other designs of the search would save (`_levers`); with
+exhaustive search of every setting on every fold, the refit from the last fold's model with
+or without racing), each on the same folds: its CPU seconds and ratio to BR's search, its
+fits, pick and test Ap. With ``--levers``, also what other designs of the search would save (`_levers`); with
 ``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
 all its fits (cProfile, which adds its own overhead); with ``--fits``, every setting's
 rounds (of the basic-model initialisation, then outer iterations) and wall seconds per fold,
@@ -33,7 +33,7 @@ seconds, pick and test Ap.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_recommended.py \\
         --datasets arts enron --rhos 0.3 1 [--synthetic 20000,500,22] [--max-rows N] \\
-        [--variants exhaustive racing fold-refit] [--levers] [--profile] [--fits] \\
+        [--variants exhaustive fold-refit] [--levers] [--profile] [--fits] \\
         [--latent 30 50]
 """
 
@@ -63,10 +63,11 @@ from _common import (DATA_DIR, OneVsRest, libmultilabel_linear, named_data,  # n
                      timed_fit)
 
 BR_GRID = {"C": [0.01, 0.1, 1, 10]}
-# GLOCALCV's search with its levers switched one by one, against the default (both on).
-VARIANTS = {"exhaustive": {"racing": None, "refit_start": "scratch"},
-            "racing": {"refit_start": "scratch"},
-            "fold-refit": {"racing": None}}
+# GLOCALCV's search with other options than its default (racing at 2 standard errors, a refit
+# from GLOCAL's own start).
+VARIANTS = {"exhaustive": {"racing": None},
+            "fold-refit": {"refit_start": "fold"},
+            "exhaustive-fold-refit": {"racing": None, "refit_start": "fold"}}
 LML_OPTIONS = "-c 0.1 -B 1 -e 0.0001"
 
 

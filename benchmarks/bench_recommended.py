@@ -23,8 +23,8 @@ searches' refitted models and how many ``ConvergenceWarning`` each search raised
 With ``--variants NAME ...``, also ``GLOCALCV`` with other search options (`VARIANTS`: the
 exhaustive search of every setting on every fold, the refit from the last fold's model with
 or without racing), each on the same folds: its CPU seconds and ratio to BR's search, its
-fits, pick and test Ap. With ``--levers``, also what other designs of the search would save (`_levers`); with
-``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
+fits, pick and test Ap. With ``--levers``, also what other designs of the search would save
+(`_levers`); with ``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
 all its fits (cProfile, which adds its own overhead); with ``--fits``, every setting's
 rounds (of the basic-model initialisation, then outer iterations) and wall seconds per fold,
 the refit's, and the search's CPU seconds per round against BR's whole search; with
@@ -63,8 +63,8 @@ from _common import (DATA_DIR, OneVsRest, libmultilabel_linear, named_data,  # n
                      timed_fit)
 
 BR_GRID = {"C": [0.01, 0.1, 1, 10]}
-# GLOCALCV's search with other options than its default (racing at 2 standard errors, a refit
-# from GLOCAL's own start).
+# GLOCALCV's search with other options than its default (racing at one standard error, a
+# refit from GLOCAL's own start).
 VARIANTS = {"exhaustive": {"racing": None},
             "fold-refit": {"refit_start": "fold"},
             "exhaustive-fold-refit": {"racing": None, "refit_start": "fold"}}

@@ -13,8 +13,8 @@ One pickle per cell in ``--out``.
 the exhaustive search's, per (dataset, rho) over the splits: one held-out third (the first
 fold only), two of the three folds, ``lam2`` on raw rows only, ``normalize_rows`` searched
 at the chosen ``lam2`` only, racing at 1, 2 and 3 standard errors (`glocal.model_selection.
-_racing.contenders` on the fold scores the exhaustive search made; a path whose head was
-dropped is charged its cold head's CPU), each with every refit. CPU: the fits made plus
+_racing.contenders` on the fold scores the exhaustive search made, each fold fitting the
+kept settings and those their fits start from), each with every refit. CPU: the fits made plus
 the refit, over the exhaustive search's.
 
 ``measure``: the default ``GLOCALCV()`` on the same cells, for real: CPU seconds, fits made,
@@ -41,6 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from glocal import GLOCALCV
 from glocal.metrics import average_precision, observed_average_precision
+from glocal.model_selection._plan import _needed, _plan
 from glocal.model_selection._racing import N_PARTS, contenders, part_scores
 from _common import DATA_DIR, observed_split
 
@@ -152,32 +153,24 @@ def _fold_parts(cell, f, alive):
     return parts
 
 
-def _fold_cost(candidates, cpu, alive):
-    """CPU of a fold fitting the settings of ``alive`` only: a path whose first values were
-    dropped starts cold at its first one fitted, charged as the path's cold head."""
-    total = 0.0
-    for rows in sorted({c[1] for c in candidates}):
-        path = sorted((j for j, c in enumerate(candidates) if c[1] == rows),
-                      key=lambda j: -candidates[j][0])
-        fitted = [j for j in path if alive[j]]
-        if fitted:
-            total += cpu[path[0]] + cpu[fitted[1:]].sum()
-    return total
-
-
 def _race(cell, level):
+    """Racing as `GLOCALCV` does it, on the fold scores of the exhaustive search (a fold fits
+    the kept settings and the settings their fits start from, `_needed`, as that search
+    fitted them)."""
     candidates, scores, cpu = _table(cell)
-    alive = np.ones(len(candidates), dtype=bool)
-    done, parts, cost, fitted = [], [], 0.0, []
+    plan = _plan([dict(lam2=lam2, normalize_rows=rows) for lam2, rows in candidates], "lam2")
+    kept = fitted = np.ones(len(candidates), dtype=bool)
+    done, parts, cost, made = [], [], 0.0, []
     for f in range(len(scores)):
-        cost += _fold_cost(candidates, cpu[f], alive)
-        fitted.append(alive.copy())
-        done.append(np.where(alive, scores[f], np.nan))
+        cost += cpu[f, fitted].sum()
+        made.append(fitted)
+        done.append(np.where(fitted, scores[f], np.nan))
         if f < len(scores) - 1:
-            parts.append(_fold_parts(cell, f, alive))
-            alive = contenders(np.array(done), np.array(parts), alive, level)
-    mean = np.where(np.all(fitted, axis=0), np.mean(done, axis=0), -np.inf)
-    return int(np.argmax(mean)), cost, int(np.sum(fitted))
+            parts.append(_fold_parts(cell, f, kept))
+            kept = contenders(np.array(done), np.array(parts), kept, level)
+            fitted = _needed(plan, kept)
+    mean = np.where(np.all(made, axis=0), np.mean(done, axis=0), -np.inf)
+    return int(np.argmax(mean)), cost, int(np.sum(made))
 
 
 def _designs(cell):

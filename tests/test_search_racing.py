@@ -1,44 +1,26 @@
 """The search's levers: racing over folds, the refit from a fold's model, and the exhaustive
 search they leave unchanged when off."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import KFold, ParameterGrid
+from test_model_selection import _data, _quiet  # noqa: F401 (_quiet: an autouse fixture)
 
 from glocal import GLOCAL, GLOCALCV
 from glocal._utils.progress import RoundsClock
 from glocal.metrics import observed_average_precision
 from glocal.model_selection import _search
 from glocal.model_selection._fold import _walk_fold
-from glocal.model_selection._plan import _plan
+from glocal.model_selection._plan import _needed, _plan
 from glocal.model_selection._racing import N_PARTS, contenders, part_scores
 
 FOLDS = KFold(3, shuffle=True, random_state=0)
 
 
-def _data(seed=0, n=120, d=10, l=8, rank=4, hidden=0.4):
-    """Labels of rank ``rank`` driven by the features; ``hidden`` of the entries are NaN."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    scores = X @ rng.standard_normal((d, rank)) @ rng.standard_normal((rank, l))
-    Y = (scores + 0.5 * rng.standard_normal((n, l)) > 1.0).astype(float)
-    Y[rng.random(Y.shape) < hidden] = np.nan
-    return X, Y
-
-
 @pytest.fixture(scope="module")
 def data():
-    return _data()
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # label warnings of small folds
-        yield
+    return _data(n=120)
 
 
 class _Counting(GLOCAL):
@@ -103,7 +85,8 @@ def test_racing_in_a_search_fits_the_contenders_only_and_counts_its_fits(monkeyp
     monkeypatch.setattr(_search, "SearchProgress", Recorded)
     _Counting.calls.clear()
     grid = {"lam2": [2.0, 1.0], "n_latent": [1, 4]}
-    search = GLOCALCV(_Counting(random_state=0), grid, cv=FOLDS, random_state=0).fit(X, Y)
+    search = GLOCALCV(_Counting(random_state=0), grid, cv=FOLDS, random_state=0,
+                      racing=2.0).fit(X, Y)
     results = search.cv_results_
     rank_one = [params["n_latent"] == 1 for params in results["params"]]
     scores = np.array([results[f"split{i}_test_score"] for i in range(3)])
@@ -120,13 +103,13 @@ def test_racing_in_a_search_fits_the_contenders_only_and_counts_its_fits(monkeyp
     np.testing.assert_array_equal(results["mean_test_score"][rank_one], scores[0, rank_one])
 
 
-def test_without_racing_and_refitted_from_scratch_the_search_is_the_exhaustive_one(data):
-    """``racing=None, refit_start="scratch"``: every setting on every fold along the plan,
-    the very fold walks and the very cold refit of the search without these options."""
+def test_without_racing_the_search_is_the_exhaustive_one(data):
+    """``racing=None``: every setting on every fold along the plan, the very fold walks and
+    the very refit from GLOCAL's own start of the search without racing."""
     X, Y = data
     grid = {"lam2": [4.0, 1.0], "normalize_rows": [False, True]}
     base = GLOCAL(n_latent=3, random_state=0)
-    search = GLOCALCV(base, grid, cv=FOLDS, racing=None, refit_start="scratch").fit(X, Y)
+    search = GLOCALCV(base, grid, cv=FOLDS, racing=None).fit(X, Y)
     candidates = list(ParameterGrid(grid))
     plan = _plan(candidates, "lam2")
     for i, (train, test) in enumerate(FOLDS.split(X)):
@@ -138,46 +121,46 @@ def test_without_racing_and_refitted_from_scratch_the_search_is_the_exhaustive_o
     assert search.best_estimator_.tol == base.tol
 
 
-def test_a_dropped_setting_in_a_path_passes_its_start_on():
-    """On a fold, a setting not fitted starts no fit: its follower starts from the last fitted
-    setting before it on the path, or from GLOCAL's own start when none was."""
+def test_racing_still_fits_the_starts_of_the_kept_settings():
+    """Racing changes which settings a fold fits, never where a kept one starts: a dropped
+    setting that a kept one starts from (along its path) is still fitted, those after the
+    last kept one of a path are not."""
     X, Y = _data(n=60)
     candidates = list(ParameterGrid({"lam2": [4.0, 1.0, 0.25]}))  # walked in this order
     plan = _plan(candidates, "lam2")
+    assert list(_needed(plan, [False, True, False])) == [True, True, False]
+    assert list(_needed(plan, [False, False, True])) == [True, True, True]
+    assert list(_needed(plan, [True, False, False])) == [True, False, False]
     train, test = np.arange(40), np.arange(40, 60)
-    base = _Counting(n_latent=2, random_state=0)
-    for alive in ([True, False, True], [False, True, True]):
-        _Counting.calls.clear()
-        walk = _walk_fold(base, candidates, plan, X, Y, None, train, test, None, 1e-2, 0, 1,
-                          0, alive=np.array(alive), parts_seed=3, keep_models=True)
-        calls = _Counting.calls
-        assert [call["lam2"] for call in calls] == [
-            params["lam2"] for params, fitted in zip(candidates, alive) if fitted]
-        # 1 dropped: 0.25 starts from 4; 4 dropped: 1 starts cold, 0.25 from 1.
-        assert calls[0]["start"] is None and calls[1]["start"] is calls[0]["model"]
-        fitted = np.array(alive)
-        assert np.isnan(walk[0][~fitted]).all() and np.isfinite(walk[0][fitted]).all()
-        assert np.isfinite(walk[6][fitted]).all() and np.isnan(walk[6][~fitted]).all()
-        assert set(walk[7]) == set(np.flatnonzero(fitted))
-        # The parts are the criterion on parts of the validation rows, seeded per fold.
-        last = int(np.flatnonzero(fitted)[-1])
-        scores = walk[7][last].decision_function(X[test])
-        again = part_scores(lambda rows: observed_average_precision(
-            Y[test][rows], scores[rows]), len(test), 3)
-        np.testing.assert_array_equal(walk[6][last], again)
+    _Counting.calls.clear()
+    alive = _needed(plan, [False, True, False])
+    walk = _walk_fold(_Counting(n_latent=2, random_state=0), candidates, plan, X, Y, None,
+                      train, test, None, 1e-2, 0, 1, 0, alive=alive, parts_seed=3,
+                      keep_models=True)
+    calls = _Counting.calls
+    assert [call["lam2"] for call in calls] == [4.0, 1.0]
+    assert calls[0]["start"] is None and calls[1]["start"] is calls[0]["model"]
+    assert np.isnan(walk[0][2]) and np.isfinite(walk[0][:2]).all()
+    assert np.isnan(walk[6][2]).all() and np.isfinite(walk[6][:2]).all()
+    assert set(walk[7]) == {0, 1}
+    # The parts are the criterion on parts of the validation rows, seeded per fold.
+    scores = walk[7][1].decision_function(X[test])
+    again = part_scores(lambda rows: observed_average_precision(Y[test][rows], scores[rows]),
+                        len(test), 3)
+    np.testing.assert_array_equal(walk[6][1], again)
 
 
 def test_the_refit_starts_from_the_last_folds_model_at_the_paths_tolerance(data):
     X, Y = data
     _Counting.calls.clear()
     search = GLOCALCV(_Counting(n_latent=3, random_state=0), {"lam2": [4.0, 1.0]}, cv=FOLDS,
-                      racing=None).fit(X, Y)
+                      racing=None, refit_start="fold").fit(X, Y)
     refit, fold_calls = _Counting.calls[-1], _Counting.calls[:-1]
     last_fold = [call for call in fold_calls[-2:] if call["lam2"] == search.best_params_["lam2"]]
     assert refit["start"] is last_fold[0]["model"]
     assert refit["tol"] == search.path_tol == search.best_estimator_.tol
     scratch = GLOCALCV(GLOCAL(n_latent=3, random_state=0), {"lam2": [4.0, 1.0]}, cv=FOLDS,
-                       racing=None, refit_start="scratch").fit(X, Y)
+                       racing=None).fit(X, Y)  # the default: from GLOCAL's own start
     assert scratch.best_estimator_.tol == 1e-4
 
 

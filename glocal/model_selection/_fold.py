@@ -29,13 +29,13 @@ def _criterion(scorer, model, X_test, Y_test, validation_scores, rows=None):
 def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_tol,
                fold, n_folds, verbose, each_fit=None, alive=None, parts_seed=None,
                keep_models=False):
-    """Fit the candidates of ``alive`` (None: all) on one fold in the order of ``plan``;
+    """Fit the candidates of ``alive`` (None: all; see `_needed`) on one fold in the order of
+    ``plan``;
     returns scores, times, initialisation rounds, iterations, every candidate's F1
     thresholds of the labels (`f1_thresholds`) on the validation rows, whether its scores
     vanished, its scores on the parts of the validation rows of `part_scores` shuffled
     by ``parts_seed`` (None: not computed) and, with ``keep_models``, the fitted
-    models by candidate. A candidate not fitted has NaN everywhere and starts no fit: a fit
-    that would have started from it starts where it would have started. ``scorer`` None is
+    models by candidate. A candidate not fitted has NaN everywhere. ``scorer`` None is
     `observed_average_precision_scorer`; ``each_fit(step)`` is called after every fit, with
     its position in ``plan``.
 
@@ -55,8 +55,6 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     sources = {source for _, source in plan}
     for step, (i, source) in enumerate(plan):
         if alive is not None and not alive[i]:
-            if i in sources and source in solutions:  # its followers start at its start
-                solutions[i] = solutions[source]
             continue
         tic = time.perf_counter()
         start = solutions.get(source)

@@ -20,7 +20,7 @@ from ..estimator import GLOCAL
 from ..thresholds import mean_thresholds
 from ._defaults import DEFAULT_ESTIMATOR_PARAMS, DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT
 from ._fold import _walk_fold
-from ._plan import _plan
+from ._plan import _needed, _plan
 from ._racing import contenders
 
 
@@ -54,9 +54,10 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     ``fit`` from Y), i.e. ``GLOCAL(loss="squared_hinge", fit_intercept=True, lam_v=0,
     n_latent=min(n_labels, 100), max_iter=200, init_max_iter=300, tol=1e-3)``,
     with lam2 in {16, 4, 2, 1} and ``normalize_rows`` in {False, True} chosen by 3-fold
-    cross-validation (`DEFAULT_PARAM_GRID`) that races the settings over the folds (below). The grid, the caps and the rule for n_latent
-    were chosen on datasets other than the paper's eight (birds, cal500, emotions, genbase,
-    medical, scene, yeast; the measurements are in the comments of `DEFAULT_PARAM_GRID` and
+    cross-validation (`DEFAULT_PARAM_GRID`) that races the settings over the folds (below).
+    The grid, the caps and the rule for n_latent were chosen on datasets other than the
+    paper's eight (birds, cal500, emotions, genbase, medical, scene, yeast; the
+    measurements are in the comments of `DEFAULT_PARAM_GRID` and
     `DEFAULT_ESTIMATOR_PARAMS`), and evaluated on those eight against tuned BR in the
     documentation's missing-labels study. The refitted model minimizes::
 
@@ -102,7 +103,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     with the same ``random_state`` finds the same groups for every setting, so this changes
     no result).
 
-    **Racing over the folds** (``racing``, default 2). The first fold fits every setting.
+    **Racing over the folds** (``racing``, default 1). The first fold fits every setting.
     After it, and after each later fold but the last, a setting stops being fitted when its
     mean validation score over the folds done is behind the best one's by more than
     ``racing`` standard errors of their difference; the later folds fit the others only.
@@ -111,11 +112,12 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     scores every setting on each part; the variance of two settings' difference over the
     parts, divided by 10, is that of their difference on the fold (exact for a mean over
     rows such as Ap), and the folds' variances add up. A setting whose scores vanished
-    (below) stops at once. On a fold, a setting no longer fitted starts no fit: the next
-    setting of its path starts where it would have started (from the last setting fitted
-    before it on the path, or from GLOCAL's own initial point). The best setting is chosen
-    among the settings fitted on every fold. ``racing=None`` fits every setting on every
-    fold, the search as ``GridSearchCV`` makes it.
+    (below) stops at once. Racing changes which settings are fitted, never where a kept
+    one starts: a dropped setting that a kept setting of its path starts from is still
+    fitted (and scored); the settings after the last kept one of a path, and whole paths,
+    are not. The best setting is chosen among the settings fitted on every fold.
+    ``racing=None`` fits every setting on every fold, the search as ``GridSearchCV`` makes
+    it.
 
     **Looser fits along the paths, exact refit.** The fits along the paths only rank the
     settings: they stop at ``path_tol`` (1e-2, against GLOCAL's 1e-4) and their block
@@ -170,7 +172,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the folds when ``cv`` is an int, and the fits of an estimator whose own
         ``random_state`` is None; an int makes ``fit`` reproducible bit for bit.
-    racing : float or None, default=2.0
+    racing : float or None, default=1.0
         After each fold but the last, stop fitting the settings whose mean score is behind
         the best by more than this many standard errors of the difference (see above);
         None fits every setting on every fold.
@@ -182,10 +184,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     verbose : int, default=0
         1: on a terminal (standard error), a progress bar through the search's fits, with
         the time left once the first fold is done (from its fits' times; the fits that
-        racing drops leave the count), and the refit's
-        time elapsed and round (as ``GLOCAL(verbose=1)`` shows it); then one line when
-        each ends, saying what was chosen and how long it took; 2 and more: also a line
-        per fitted setting and fold.
+        racing drops leave the count), and the refit's time elapsed and round (as
+        ``GLOCAL(verbose=1)`` shows it); then one line when each ends, saying what was
+        chosen and how long it took; 2 and more: also a line per fitted setting and fold.
 
     Each distinct warning of the fits is raised once, when ``fit`` ends, labels named by
     the columns of a DataFrame Y; the folds' own label warnings are left out (they speak of
@@ -207,12 +208,12 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         ``std_test_score``, ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``,
         ``mean_n_init_iter`` and ``mean_n_iter`` (the rounds of the basic-model
         initialisation and Algorithm 1's outer iterations, averaged over folds). A setting
-        that racing dropped has NaN scores, times and rounds on the folds it was not fitted
-        on, its means over the folds it was fitted on, and ranks after every setting fitted
-        on all folds. A fit
-        whose scores vanish (every entry of U V below 1e-6: a weight too large wiped the
-        model out) scores -inf on its fold, so that setting is never chosen unless every
-        setting vanished; one warning names them. No later fit of its path starts from it.
+        that racing dropped and did not fit has NaN scores, times and rounds on the folds
+        it was not fitted on, its means over the folds it was fitted on, and ranks after
+        every setting fitted on all folds. A fit whose scores vanish (every entry of U V below 1e-6: a weight
+        too large wiped the model out) scores -inf on its fold, so that setting is never
+        chosen unless every setting vanished; one warning names them. No later fit of its
+        path starts from it.
     n_splits_ : int
     refit_time_ : float
         Seconds spent refitting the best setting.
@@ -271,7 +272,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
 
     def __init__(self, estimator=None, param_grid=None, path_param="lam2", cv=3,
                  path_tol=1e-2, scoring=None, refit=True, n_jobs=None, thresholds="cv",
-                 random_state=None, verbose=0, racing=2.0, refit_start="scratch"):
+                 random_state=None, verbose=0, racing=1.0, refit_start="scratch"):
         self.estimator = estimator
         self.param_grid = param_grid
         self.path_param = path_param
@@ -287,7 +288,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         self.refit_start = refit_start
 
     def fit(self, X, Y, groups=None):
-        """Score every setting by cross-validation, then refit the best on all the data.
+        """Score the settings by cross-validation (racing them over the folds unless
+        ``racing`` is None), then refit the best on all the data.
 
         Parameters
         ----------
@@ -358,7 +360,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         Without racing the folds are walked in parallel (``n_jobs``). With racing the first
         fold is walked alone, then the others by batches of ``n_jobs`` folds; after each
         batch but the last, `contenders` drops the settings behind the best, and the
-        following folds fit the others only."""
+        following folds fit the others only, and the settings their fits start from."""
         plan = _plan(candidates, self.path_param)
         n_folds, n_jobs = len(folds), effective_n_jobs(self.n_jobs)
         racing = self.racing is not None and n_folds > 1
@@ -370,7 +372,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         seeds = (check_random_state(self.random_state).randint(np.iinfo(np.int32).max,
                                                                size=n_folds)
                  if racing else [None] * n_folds)
-        alive = np.ones(len(candidates), dtype=bool)
+        kept = alive = np.ones(len(candidates), dtype=bool)  # raced; fitted (`_needed`)
         results = []
         with SearchProgress(n_folds, len(candidates), self.verbose) as progress:
             # One process: the bar moves at every fit; else at every fold that ends.
@@ -391,11 +393,12 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
                     results.append([*run, records])
                 if not last:
                     kept = contenders(np.array([run[0] for run in results]),
-                                      np.array([run[6] for run in results]), alive,
+                                      np.array([run[6] for run in results]), kept,
                                       self.racing)
+                    needed = _needed(plan, kept)
                     progress.drop([step for step, (i, _) in enumerate(plan)
-                                   if alive[i] and not kept[i]], n_folds - len(results))
-                    alive = kept
+                                   if alive[i] and not needed[i]], n_folds - len(results))
+                    alive = needed
         return results
 
     def _refit(self, base, X, Y, groups, start):

@@ -18,7 +18,8 @@ installs LibMultiLabel; without it that column is left out).
 
 Prints, per (dataset, rho), CPU seconds of the process: both searches and their ratio, the
 fit and the one-vs-rest pass and their ratio, the settings picked, the test Ap of both
-searches' refitted models and how many ``ConvergenceWarning`` each search raised.
+searches' refitted models and how many ``ConvergenceWarning`` each search raised; then
+the fold fits ``GLOCALCV()`` made (racing drops some) and its refit's rounds.
 
 With ``--variants NAME ...``, also ``GLOCALCV`` with other search options (`VARIANTS`: the
 exhaustive search of every setting on every fold, the refit from the last fold's model with

@@ -179,8 +179,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     refit_start : {"scratch", "fold"}, default="scratch"
         Where the refit on all the data starts: GLOCAL's own initial point, or the best
         setting's model of the last fold (U, W and the Z_m carried over, V from W^T X),
-        then stopped at ``path_tol``. From a fold's model it took fewer rounds, but ranked
-        the test rows up to 0.01 Ap worse on the design datasets (see the documentation).
+        then stopped at ``path_tol``. From a fold's model the search took 0.86 of the CPU
+        time on the design datasets, but kept the mean test Ap within 0.002 of the refit
+        from GLOCAL's own start in 4 of 9 cells only (the documentation has the numbers).
     verbose : int, default=0
         1: on a terminal (standard error), a progress bar through the search's fits, with
         the time left once the first fold is done (from its fits' times; the fits that

@@ -30,11 +30,10 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
                fold, n_folds, verbose, each_fit=None, alive=None, parts_seed=None,
                keep_models=False):
     """Fit the candidates of ``alive`` (None: all; see `_needed`) on one fold in the order of
-    ``plan``;
-    returns scores, times, initialisation rounds, iterations, every candidate's F1
-    thresholds of the labels (`f1_thresholds`) on the validation rows, whether its scores
-    vanished, its scores on the parts of the validation rows of `part_scores` shuffled
-    by ``parts_seed`` (None: not computed) and, with ``keep_models``, the fitted
+    ``plan``; returns scores, times, initialisation rounds, iterations, every candidate's
+    F1 thresholds of the labels (`f1_thresholds`) on the validation rows, whether its
+    scores vanished, its scores on the parts of the validation rows that `part_scores`
+    draws from ``parts_seed`` (None: not computed) and, with ``keep_models``, the fitted
     models by candidate. A candidate not fitted has NaN everywhere. ``scorer`` None is
     `observed_average_precision_scorer`; ``each_fit(step)`` is called after every fit, with
     its position in ``plan``.

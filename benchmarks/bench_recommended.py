@@ -18,10 +18,14 @@ installs LibMultiLabel; without it that column is left out).
 
 Prints, per (dataset, rho), CPU seconds of the process: both searches and their ratio, the
 fit and the one-vs-rest pass and their ratio, the settings picked, the test Ap of both
-searches' refitted models and how many ``ConvergenceWarning`` each search raised.
+searches' refitted models and how many ``ConvergenceWarning`` each search raised; then
+the fold fits ``GLOCALCV()`` made (racing drops some) and its refit's rounds.
 
-With ``--levers``, also what other designs of the search would save (`_levers`); with
-``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
+With ``--variants NAME ...``, also ``GLOCALCV`` with other search options (`VARIANTS`: the
+exhaustive search of every setting on every fold, the refit from the last fold's model with
+or without racing), each on the same folds: its CPU seconds and ratio to BR's search, its
+fits, pick and test Ap. With ``--levers``, also what other designs of the search would save
+(`_levers`); with ``--profile``, where the search's time goes: the CPU seconds of each step of the solver over
 all its fits (cProfile, which adds its own overhead); with ``--fits``, every setting's
 rounds (of the basic-model initialisation, then outer iterations) and wall seconds per fold,
 the refit's, and the search's CPU seconds per round against BR's whole search; with
@@ -30,7 +34,8 @@ seconds, pick and test Ap.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_recommended.py \\
         --datasets arts enron --rhos 0.3 1 [--synthetic 20000,500,22] [--max-rows N] \\
-        [--levers] [--profile] [--fits] [--latent 30 50]
+        [--variants exhaustive fold-refit] [--levers] [--profile] [--fits] \\
+        [--latent 30 50]
 """
 
 import os
@@ -59,6 +64,11 @@ from _common import (DATA_DIR, OneVsRest, libmultilabel_linear, named_data,  # n
                      timed_fit)
 
 BR_GRID = {"C": [0.01, 0.1, 1, 10]}
+# GLOCALCV's search with other options than its default (racing at one standard error, a
+# refit from GLOCAL's own start).
+VARIANTS = {"exhaustive": {"racing": None},
+            "fold-refit": {"refit_start": "fold"},
+            "exhaustive-fold-refit": {"racing": None, "refit_start": "fold"}}
 LML_OPTIONS = "-c 0.1 -B 1 -e 0.0001"
 
 
@@ -171,8 +181,25 @@ def _profile(search, X, Y):
         print(f"    {seconds:7.2f} s {100 * seconds / total:5.1f} %  {name} ({calls} calls)")
 
 
+def _folds_fitted(search):
+    """Every setting's number of folds fitted (racing leaves NaN scores where it made none)."""
+    results = search.cv_results_
+    return sum((~np.isnan(results[f"split{i}_test_score"])).astype(int)
+               for i in range(search.n_splits_))
+
+
+def _n_fits(search):
+    """The fits a search made on its folds."""
+    return int(_folds_fitted(search).sum())
+
+
+def _rounds(search):
+    """``8 + 2``: the refit's initialisation rounds and outer iterations."""
+    return f"{search.best_estimator_.n_init_iter_} + {search.best_estimator_.n_iter_}"
+
+
 def _fits(search, seconds, br_seconds):
-    """Print each setting's mean rounds and wall seconds per fold, the refit's, and the
+    """Print each setting's mean rounds and wall seconds per fold fitted, the refit's, and the
     search's CPU seconds per round (``seconds`` over every round of its fits)."""
     results, best = search.cv_results_, search.best_estimator_
     for i, params in enumerate(results["params"]):
@@ -181,7 +208,7 @@ def _fits(search, seconds, br_seconds):
               "wall s per fold")
     print(f"    refit: {best.n_init_iter_} + {best.n_iter_} rounds, "
           f"{search.refit_time_:.2f} wall s")
-    rounds = (search.n_splits_ * (results["mean_n_init_iter"] + results["mean_n_iter"]).sum()
+    rounds = (_folds_fitted(search) @ (results["mean_n_init_iter"] + results["mean_n_iter"])
               + best.n_init_iter_ + best.n_iter_)
     print(f"    {rounds:.0f} rounds in {seconds:.1f} CPU s: {seconds / rounds:.3f} s per "
           f"round; BR's whole search costs {br_seconds / (seconds / rounds):.1f} rounds")
@@ -202,6 +229,8 @@ def main():
                         help="also print where the search's time goes")
     parser.add_argument("--fits", action="store_true",
                         help="also print the rounds and time of every setting's fits")
+    parser.add_argument("--variants", nargs="*", default=[], choices=sorted(VARIANTS),
+                        help="also GLOCALCV with these search options")
     parser.add_argument("--latent", nargs="*", type=int, default=[], metavar="K",
                         help="also the search with n_latent at most K")
     args = parser.parse_args()
@@ -239,8 +268,18 @@ def main():
                 print(f"{name} {rho} {X_train.shape[0]} {glocal_s:.1f} {br_s:.1f} "
                       f"{glocal_s / br_s:.2f} {fit_s:.2f} {lml} {pick} {br.best_params_['C']} "
                       f"{aps[0]:.4f} {aps[1]:.4f} {glocal_warnings},{br_warnings}", flush=True)
+                print(f"  default: {_n_fits(glocal)} fits, refit {_rounds(glocal)} rounds",
+                      flush=True)
                 if args.fits:
                     _fits(glocal, glocal_s, br_s)
+                for variant in args.variants:
+                    other = GLOCALCV(cv=folds, random_state=args.seed, **VARIANTS[variant])
+                    other_s, other_warnings = _timed(other, X_train, Y_observed)
+                    ap = average_precision(Y_test, other.decision_function(X_test))
+                    print(f"  {variant}: search {other_s:.1f} CPU s, {other_s / br_s:.2f} x BR, "
+                          f"{_n_fits(other)} fits, refit {_rounds(other)} rounds, pick "
+                          f"{settings_text(other.best_params_)}, test Ap {ap:.4f}, "
+                          f"{other_warnings} convergence warnings", flush=True)
                 for cap in args.latent:
                     capped = GLOCALCV(_recommended_model(Y.shape[1], cap), cv=folds,
                                       random_state=args.seed)

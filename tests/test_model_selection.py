@@ -81,7 +81,8 @@ def test_without_warm_starts_glocalcv_is_gridsearchcv(data):
     search = GridSearchCV(base, grid, cv=FOLDS,
                           scoring=observed_weighted_average_precision_scorer)
     search.fit(X, Y)
-    ours = GLOCALCV(base, grid, path_param=None, path_tol=None, cv=FOLDS).fit(X, Y)
+    ours = GLOCALCV(base, grid, path_param=None, path_tol=None, cv=FOLDS,
+                    racing=None).fit(X, Y)
     assert ours.cv_results_["params"] == search.cv_results_["params"]
     for key in ["split0_test_score", "split1_test_score", "split2_test_score",
                 "mean_test_score", "std_test_score", "rank_test_score"]:
@@ -112,7 +113,8 @@ def test_paths_walk_lam2_downward_and_siblings_start_from_each_other(data):
     X, Y = data
     _Recording.calls.clear()
     grid = {"lam2": [1.0, 10.0, 3.0], "fit_intercept": [False, True]}
-    model = GLOCALCV(_Recording(n_latent=3, random_state=0), grid, cv=FOLDS).fit(X, Y)
+    model = GLOCALCV(_Recording(n_latent=3, random_state=0), grid, cv=FOLDS, racing=None,
+                     refit_start="scratch").fit(X, Y)
     calls = _Recording.calls
     assert len(calls) == 3 * 6 + 1  # every setting on every fold, then the refit
     for fold in range(3):
@@ -160,10 +162,11 @@ def test_path_options_keep_a_tighter_user_cap():
 def test_fitted_attributes_refit_and_pickle(data, capsys):
     X, Y = data
     grid = {"lam2": [4.0, 1.0], "n_latent": [1, 3]}
-    model = GLOCALCV(GLObal(random_state=0), grid, cv=3, random_state=0, verbose=2).fit(X, Y)
+    model = GLOCALCV(GLObal(random_state=0), grid, cv=3, random_state=0, verbose=2,
+                     racing=None, refit_start="scratch").fit(X, Y)
     out = capsys.readouterr().out
     assert out.count("[GLOCALCV] fold") == 3 * 4
-    assert "[GLOCALCV] scored 4 settings on 3 folds in " in out
+    assert "[GLOCALCV] scored 4 settings on 3 folds (12 fits) in " in out
     refitted = f"[GLOCALCV] refitted {settings_text(model.best_params_)} on all {X.shape[0]} rows"
     assert refitted in out
     results = model.cv_results_
@@ -190,7 +193,8 @@ def test_fitted_attributes_refit_and_pickle(data, capsys):
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
     # An int random_state makes the whole search reproducible.
-    twice = GLOCALCV(GLObal(random_state=0), grid, cv=3, random_state=0).fit(X, Y)
+    twice = GLOCALCV(GLObal(random_state=0), grid, cv=3, random_state=0, racing=None,
+                     refit_start="scratch").fit(X, Y)
     np.testing.assert_array_equal(twice.cv_results_["mean_test_score"],
                                   results["mean_test_score"])
 
@@ -330,7 +334,7 @@ def test_a_setting_whose_scores_vanish_is_never_chosen(data):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = GLOCALCV(GLOCAL(n_latent=2, random_state=0), {"lam2": [1e4, 1.0]},
-                         scoring=flattest, cv=FOLDS).fit(X, Y)
+                         scoring=flattest, cv=FOLDS, racing=None).fit(X, Y)
     assert model.best_params_ == {"lam2": 1.0}
     results = model.cv_results_
     assert all(results[f"split{i}_test_score"][0] == -np.inf for i in range(3))

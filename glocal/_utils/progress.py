@@ -6,6 +6,8 @@ import math
 import sys
 import time
 
+import numpy as np
+
 # The loops of a fit, as its bar names them.
 _LOOPS = {"init": "initialisation", "main": "Algorithm 1"}
 
@@ -22,8 +24,9 @@ def progress_bar(total, description, verbose, unit="fit", file=None, bar_format=
 
 
 class RoundsClock:
-    """The time left of ``n_rounds`` rounds of the same ``n_steps`` steps, such as a
-    search's folds, each fitting the same settings in the same order.
+    """The time left of ``n_rounds`` rounds of at most the same ``n_steps`` steps, such as a
+    search's folds, each fitting the same settings in the same order (a search that races
+    drops steps from the later rounds: `drop`).
 
     The steps of a round differ in cost (a fit from scratch heads each path, warm-started
     fits follow it), but a step costs about the same in every round. So nothing is guessed
@@ -38,33 +41,42 @@ class RoundsClock:
         self.n_steps = n_steps
         self.clock = clock
         self.first = []  # the first round's step times
+        self.to_come = np.full(n_steps, n_rounds - 1)  # each step's count in later rounds
         self.taken = self.expected = 0.0  # the later steps' times, and the first's for them
         self.done = 0
         self.last = clock()
 
-    def step_done(self):
-        """Count one more step, done now."""
+    def step_done(self, step=None):
+        """Count one more step, done now: step number ``step`` of its round (None: the one
+        after the last, rounds being whole)."""
         now = self.clock()
+        step = self.done % self.n_steps if step is None else step
         if self.done < self.n_steps:
             self.first.append(now - self.last)
         else:
             self.taken += now - self.last
-            self.expected += self.first[self.done % self.n_steps]
+            self.expected += self.first[step]
+            self.to_come[step] -= 1
         self.last = now
         self.done += 1
+
+    def drop(self, steps, n_rounds):
+        """Steps ``steps`` are no longer made in ``n_rounds`` of the rounds to come."""
+        self.to_come[steps] -= n_rounds
+        self.total -= len(steps) * n_rounds
 
     def time_left(self):
         """Seconds left, or None before the first round is done."""
         if self.done < self.n_steps:
             return None
-        rounds, steps = divmod(self.total - self.done, self.n_steps)
-        left = rounds * sum(self.first) + sum(self.first[self.n_steps - steps:])
+        left = float(np.dot(self.first, self.to_come))
         return left * (self.taken / self.expected if self.expected > 0 else 1.0)
 
 
 class SearchProgress:
-    """A bar over the fits of a search (``n_folds`` folds of ``n_per_fold`` fits) that
-    shows the time left of `RoundsClock` once it knows it, else the time elapsed only."""
+    """A bar over the fits of a search (``n_folds`` folds of at most ``n_per_fold`` fits)
+    that shows the time left of `RoundsClock` once it knows it, else the time elapsed
+    only."""
 
     def __init__(self, n_folds, n_per_fold, verbose, clock=time.perf_counter, file=None):
         self.bar = progress_bar(n_folds * n_per_fold, "GLOCALCV search", verbose, file=file,
@@ -72,9 +84,10 @@ class SearchProgress:
                                            "{n_fmt}/{total_fmt} fits [{elapsed}{postfix}]")
         self.clock = RoundsClock(n_folds, n_per_fold, clock)
 
-    def fit_done(self):
-        """One more fit of the folds in the order they are walked, one at a time."""
-        self.clock.step_done()
+    def fit_done(self, step=None):
+        """One more fit of the folds in the order they are walked, one at a time: step
+        ``step`` of its fold (None: the one after the last, every fold making every fit)."""
+        self.clock.step_done(step)
         left = self.clock.time_left()
         if left is not None:
             # Whole seconds rounded up: a bar with fits to go never shows 00:00 left.
@@ -85,6 +98,13 @@ class SearchProgress:
     def fold_done(self, n_fits):
         """A fold's ``n_fits`` fits at once (folds fitted in parallel: no time left)."""
         self.bar.update(n_fits)
+
+    def drop(self, steps, n_folds):
+        """The fits at positions ``steps`` of a fold will not be made in ``n_folds`` of the
+        folds to come: the bar's total shrinks by as many."""
+        self.clock.drop(steps, n_folds)
+        self.bar.total -= len(steps) * n_folds
+        self.bar.refresh()
 
     def __enter__(self):
         return self

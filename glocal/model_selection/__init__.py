@@ -7,7 +7,8 @@
 
 The modules, each one part of the search: ``_defaults`` (the recommended model and grid),
 ``_plan`` (which fits a fold makes, in which order, from where), ``_fold`` (one fold's fits
-and scores), ``_search`` (the estimator) and ``_select``.
+and scores), ``_racing`` (which settings the later folds still fit), ``_search`` (the
+estimator) and ``_select``.
 """
 
 from ._defaults import (DEFAULT_ESTIMATOR_PARAMS, DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,

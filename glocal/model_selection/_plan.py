@@ -37,6 +37,17 @@ def _plan(candidates, path_param):
     return plan
 
 
+def _needed(plan, kept):
+    """The settings a fold fits when only those of ``kept`` (bool per candidate) are still
+    raced: those, and every setting a fit of theirs starts from, along ``plan``. Racing
+    thereby changes which settings are fitted, never where a kept one starts."""
+    needed = np.array(kept, dtype=bool)
+    for i, source in reversed(plan):
+        if needed[i] and source is not None:
+            needed[source] = True
+    return needed
+
+
 def _path_model(base, params, path_tol, warm):
     """The estimator of one fit along a path: ``params`` set, stopped at ``path_tol`` with
     block solves at most as tight as `PATH_SOLVER_OPTIONS`, and one round of the basic-model

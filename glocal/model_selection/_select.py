@@ -15,8 +15,8 @@ def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, rando
     `glocal.metrics.observed_average_precision_scorer` (the paper's Ap on observed labels
     only, so missing labels neither reward nor penalize a ranking; `GLOCALCV`'s own default,
     which weights each row by its number of observed labels, is not used here). GLOCAL,
-    GLObal and loCAL are searched by `GLOCALCV`, other estimators by
-    `sklearn.model_selection.GridSearchCV`.
+    GLObal and loCAL are searched by `GLOCALCV` without racing (every setting on every fold),
+    other estimators by `sklearn.model_selection.GridSearchCV`.
 
     Parameters
     ----------
@@ -47,7 +47,7 @@ def select_hyperparameters(estimator, param_grid, X, Y, cv=5, n_jobs=None, rando
     folds = KFold(n_splits=cv, shuffle=True, random_state=random_state)
     if isinstance(estimator, GLOCAL):
         search = GLOCALCV(estimator, param_grid, cv=folds, refit=False, n_jobs=n_jobs,
-                          scoring=observed_average_precision_scorer)
+                          scoring=observed_average_precision_scorer, racing=None)
         if not paths:
             search.set_params(path_param=None, path_tol=None)
     else:

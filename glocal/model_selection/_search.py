@@ -485,14 +485,13 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
             _fold_stats(values, fitted) for values in (scores, times, n_init_iter, n_iter))
         results["mean_test_score"] = mean
         results["std_test_score"] = std
-        # Rank 1 is the best; ties share the smallest rank and NaN (from a user's scorer)
-        # ranks last, as in GridSearchCV; a setting that racing dropped ranks after every
-        # setting fitted on all folds.
-        key = np.where(np.isnan(mean), np.inf, -mean)
+        # Rank 1 is the best; ties share the smallest rank. A setting that racing dropped
+        # ranks after every setting fitted on all folds, and NaN (from a user's scorer) ranks
+        # last, as in GridSearchCV.
         dropped = ~fitted.all(axis=0)
-        ranked = np.zeros(len(candidates), dtype=np.int32)
-        for group, before in ((~dropped, 0), (dropped, np.sum(~dropped))):
-            ranked[group] = before + np.searchsorted(np.sort(key[group]), key[group]) + 1
+        order = list(zip(np.where(np.isnan(mean), 2, dropped), np.where(np.isnan(mean), 0, -mean)))
+        ranked = np.array([1 + sum(other < this for other in order) for this in order],
+                          dtype=np.int32)
         results["rank_test_score"] = ranked
         results["mean_fit_time"] = mean_time
         results["std_fit_time"] = std_time
@@ -500,7 +499,7 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         results["mean_n_iter"] = mean_iter
         self.cv_results_ = results
         self.n_splits_ = len(runs)
-        self.best_index_ = int(np.argmin(np.where(dropped, np.inf, key)))
+        self.best_index_ = int(np.argmin(ranked))  # the first on ties
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(mean[self.best_index_])
         self.thresholds_ = (mean_thresholds(thresholds[:, self.best_index_])

@@ -50,9 +50,11 @@ LR_GRID = {"C": [0.01, 0.1, 1, 10]}
 GLOCAL_MODELS = {'GLOCALCV(GLOCAL(loss="logistic"))': GLOCAL(loss="logistic"),
                  'GLOCALCV(GLOCAL(loss="logistic", fit_intercept=True))':
                      GLOCAL(loss="logistic", fit_intercept=True)}
-FIELDS = ["dataset", "rho", "model", "params", "log_loss", "brier", "ap", "fit_cpu_s"]
+FIELDS = ["dataset", "rho", "model", "params", "log_loss", "brier", "ece", "ap", "fit_cpu_s"]
 # Probabilities are clipped to [EPS, 1 - EPS] in the log-loss, as sklearn's log_loss does.
 EPS = 1e-15
+# The expected calibration error's bins: [0, 0.1), [0.1, 0.2), ..., [0.9, 1].
+ECE_BINS = 10
 
 
 def _prior(Y):
@@ -89,12 +91,33 @@ class LogisticBR(MultiLabelMixin, BaseEstimator):
         return 1 / (1 + np.exp(-self.decision_function(X)))
 
 
-def _row(dataset, rho, model, params, Y_test, P, seconds):
+def probability_measures(Y_test, P):
+    """The mean log-loss, Brier score and expected calibration error of the probabilities
+    ``P`` over the observed entries of ``Y_test`` (all labels pooled). The expected
+    calibration error: the entries binned by their probability in `ECE_BINS` equal bins,
+    the mean over the entries of |a bin's mean probability - its share of positives|."""
     observed = ~np.isnan(Y_test)
     y, p = Y_test[observed], np.clip(P[observed], EPS, 1 - EPS)
     log_loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    bins = np.minimum((p * ECE_BINS).astype(int), ECE_BINS - 1)
+    count = np.bincount(bins, minlength=ECE_BINS)
+    gap = np.abs(np.bincount(bins, p - y, minlength=ECE_BINS))  # count x |mean p - mean y|
+    return {"log_loss": f"{log_loss:.4f}", "brier": f"{np.mean((p - y) ** 2):.4f}",
+            "ece": f"{gap.sum() / count.sum():.4f}"}
+
+
+def logistic_br(X, Y, folds):
+    """`LogisticBR` with C of `LR_GRID` chosen by ``GridSearchCV`` on ``folds`` (scored by
+    `glocal.metrics.observed_average_precision_scorer`), refitted on all rows; and C."""
+    grid = GridSearchCV(LogisticBR(), LR_GRID, cv=folds, error_score="raise",
+                        scoring=observed_average_precision_scorer, refit=False)
+    C = grid.fit(X, Y).best_params_["C"]
+    return LogisticBR(C=C).fit(X, Y), C
+
+
+def _row(dataset, rho, model, params, Y_test, P, seconds):
     return {"dataset": dataset, "rho": rho, "model": model, "params": params,
-            "log_loss": f"{log_loss:.4f}", "brier": f"{np.mean((p - y) ** 2):.4f}",
+            **probability_measures(Y_test, P),
             "ap": f"{average_precision(Y_test, P):.4f}", "fit_cpu_s": f"{seconds:.1f}"}
 
 
@@ -111,13 +134,7 @@ def cell(dataset, rho, seed, data_dir):
         rows.append(_row(dataset, rho, name, _params(search.best_params_), Y_test,
                          search.predict_proba(X_test), seconds))
 
-    def logistic():
-        grid = GridSearchCV(LogisticBR(), LR_GRID, cv=folds, error_score="raise",
-                            scoring=observed_average_precision_scorer, refit=False)
-        C = grid.fit(X_train, Y_observed).best_params_["C"]
-        return LogisticBR(C=C).fit(X_train, Y_observed), C
-
-    (model, C), seconds = cpu_timed(logistic)
+    (model, C), seconds = cpu_timed(lambda: logistic_br(X_train, Y_observed, folds))
     rows.append(_row(dataset, rho, "LogisticRegression per label", f"C={C:g}", Y_test,
                      model.predict_proba(X_test), seconds))
     prior = np.broadcast_to(_prior(Y_observed), Y_test.shape)

@@ -18,7 +18,9 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
                fold, n_folds, verbose, each_fit=None):
     """Fit every candidate on one fold in the order of ``plan``; returns scores, times,
     initialisation rounds, iterations, every candidate's F1 thresholds of the labels
-    (`f1_thresholds`) on the validation rows and whether its scores vanished. ``scorer``
+    (`f1_thresholds`) on the validation rows, whether its scores vanished and its scores
+    of the validation rows (float32, n_candidates x n_test x n_labels: they calibrate the
+    probabilities). ``scorer``
     None is `observed_average_precision_scorer`; ``each_fit()`` is called after every fit.
 
     A fit whose scores vanish (`glocal._base.scores_vanish`) scores -inf, the worst: the
@@ -29,6 +31,7 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     scores, times, n_init_iter, n_iter = (np.empty(n) for _ in range(4))
     vanished = np.zeros(n, dtype=bool)
     thresholds = np.empty((n, Y.shape[1]))
+    held_out = np.empty((n, len(test), Y.shape[1]), dtype=np.float32)
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
     solutions = {}  # candidate -> its fitted model, for the fits that start from it
@@ -52,6 +55,7 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
             scores[i] = (observed_average_precision(Y_test, validation_scores)
                          if scorer is None else scorer(model, X_test, Y_test))
         thresholds[i] = f1_thresholds(Y_test, validation_scores)
+        held_out[i] = validation_scores
         n_init_iter[i], n_iter[i] = model.n_init_iter_, model.n_iter_
         if each_fit is not None:
             each_fit()
@@ -59,4 +63,4 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
                   f"{scores[i]:.4f} ({times[i]:.2f} s, {iterations_text(model)})",
                   flush=True)
-    return scores, times, n_init_iter, n_iter, thresholds, vanished
+    return scores, times, n_init_iter, n_iter, thresholds, vanished, held_out

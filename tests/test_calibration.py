@@ -65,7 +65,7 @@ def test_platt_targets_are_smoothed_per_label():
 
 
 def test_fit_platt_minimizes_the_cross_entropy_of_platts_targets():
-    scores, Y = _logistic_labels(3000, np.array([1.5, 0.5, -1.0, 3.0]),
+    scores, Y = _logistic_labels(3000, np.array([1.5, 0.5, 1.0, 3.0]),
                                  np.array([-1.0, 0.5, 0.0, -4.0]), 1, 0.4)
     slopes, intercepts = fit_platt(scores, Y)
     targets, observed = platt_targets(Y)
@@ -80,8 +80,8 @@ def test_fit_platt_minimizes_the_cross_entropy_of_platts_targets():
         np.testing.assert_allclose([slopes[j], intercepts[j]],
                                    [reference.coef_[0, 0], reference.intercept_[0]],
                                    rtol=1e-5, atol=1e-6)
-    # Many draws recover the map that drew the labels (a sign flip included).
-    np.testing.assert_allclose(slopes, [1.5, 0.5, -1.0, 3.0], atol=0.25)
+    # Many draws recover the map that drew the labels.
+    np.testing.assert_allclose(slopes, [1.5, 0.5, 1.0, 3.0], atol=0.25)
     np.testing.assert_allclose(intercepts, [-1.0, 0.5, 0.0, -4.0], atol=0.35)
 
 
@@ -131,13 +131,31 @@ def test_separable_scores_and_equal_scores_give_finite_maps():
 
 
 def test_probabilities_increase_with_the_score_and_stay_inside_zero_and_one():
-    scores, Y = _logistic_labels(500, np.array([2.0, -1.0]), np.array([0.0, 1.0]), 4)
+    scores, Y = _logistic_labels(500, np.array([2.0, 0.3]), np.array([0.0, 1.0]), 4)
     slopes, intercepts = fit_platt(scores, Y)
     grid = np.tile(np.linspace(-1e3, 1e3, 2001)[:, None], (1, 2))
     P = platt_proba(grid, slopes, intercepts)
-    assert np.all(np.diff(P[:, 0]) >= 0) and np.all(np.diff(P[:, 1]) <= 0)
-    assert P[-1, 0] > P[1000, 0] > P[0, 0] and P[0, 1] > P[1000, 1] > P[-1, 1]
+    assert np.all(np.diff(P, axis=0) >= 0)
+    assert np.all(P[-1] > P[1000]) and np.all(P[1000] > P[0])
     assert P.min() == PROBA_EPS and P.max() == 1 - PROBA_EPS
+
+
+def test_scores_that_rank_a_label_backwards_are_not_used():
+    """A label whose scores rank its entries backwards gets the constrained minimizer: slope
+    0, every row the mean of its targets."""
+    scores, Y = _logistic_labels(400, np.array([-1.5, 1.5]), np.array([0.5, 0.5]), 5, 0.2)
+    slopes, intercepts = fit_platt(scores, Y)
+    assert slopes[0] == 0 and slopes[1] > 1
+    targets, observed = platt_targets(Y)
+    P = platt_proba(scores, slopes, intercepts)
+    np.testing.assert_allclose(P[:, 0], targets[observed[:, 0], 0].mean())
+    # It is the least cross-entropy with a nonnegative slope: any small one is worse.
+    loss = _platt_loss(slopes, intercepts, scores, targets, observed)[0]
+    for slope in (1e-3, 1e-2, 0.1):
+        for shift in (-0.1, 0.0, 0.1):
+            other = _platt_loss(np.array([slope, 0.0]), np.array([intercepts[0] + shift, 0]),
+                                scores, targets, observed)[0]
+            assert other > loss
 
 
 def test_fit_platt_refuses_mismatched_shapes():

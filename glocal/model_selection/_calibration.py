@@ -75,11 +75,14 @@ def fit_platt(scores, Y):
         sum_{i: Y_ij observed} -[t_ij log p_ij + (1 - t_ij) log(1 - p_ij)],
         p_ij = 1 / (1 + exp(-(a_j s_ij + b_j))),
 
-    of Platt's smoothed targets t_ij (`platt_targets`) over the label's observed entries;
-    missing entries (NaN) are skipped. The targets keep the minimizer finite even when the
-    scores separate the classes. Newton's method on all labels at once, with a backtracking
-    line search, from a_j = 0 and b_j = logit((N+ + 1) / (N + 2)), where N+ of the N observed
-    entries are positive.
+    of Platt's smoothed targets t_ij (`platt_targets`) over the label's observed entries,
+    subject to a_j >= 0: a higher score never gives a lower probability. Missing entries
+    (NaN) are skipped. The targets keep the minimizer finite even when the scores separate
+    the classes. Newton's method on all labels at once, with a backtracking line search,
+    from a_j = 0 and b_j = logit((N+ + 1) / (N + 2)), where N+ of the N observed entries
+    are positive. A label whose unconstrained minimizer has a_j < 0 (its held-out scores
+    rank its entries backwards) gets the constrained one, on the boundary (the problem is
+    convex): a_j = 0 and the probability of every row the mean of its targets.
 
     A label never positive (or never negative) among its observed entries has targets all
     equal, and stays at that starting point: the probability (N+ + 1) / (N + 2) for every
@@ -137,6 +140,10 @@ def fit_platt(scores, Y):
             step = np.where(pending, step / 2.0, step)
         if not (moving & ~pending).any():  # no label could lower its loss
             break
+    backwards = slopes < 0  # labels with observed entries of both classes only
+    mean_target = targets[:, backwards].sum(axis=0) / n_observed[backwards]
+    slopes[backwards] = 0.0
+    intercepts[backwards] = np.log(mean_target / (1.0 - mean_target))
     return slopes, intercepts
 
 

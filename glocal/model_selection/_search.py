@@ -62,8 +62,8 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     **Probabilities.** ``predict_proba`` maps each label's score to a probability by Platt
     scaling, 1 / (1 + exp(-(a_j s + b_j))), whose a_j and b_j are fitted on the chosen
     setting's scores of the validation rows, pooled over the folds (the cross-entropy of
-    the observed entries, against Platt's smoothed targets): the search's fits give these
-    scores, so no further fit is needed. Chosen over isotonic regression and over maps fitted
+    the observed entries, against Platt's smoothed targets, with a_j >= 0): the search's
+    fits give these scores, so no further fit is needed. Chosen over isotonic regression and over maps fitted
     fold by fold on datasets other than the paper's eight (the probabilities study of the
     documentation).
 
@@ -438,9 +438,11 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         ``calibration_intercepts_``) fitted when the search ran, on the chosen setting's
         scores of the validation rows of every fold, pooled: they minimize the
         cross-entropy of the label's observed entries there (against Platt's smoothed
-        targets, missing entries left out; `fit_platt`). No further fit is needed. A label
-        never positive (or never negative) among its observed training entries gets
-        (N+ + 1) / (N + 2) for every row, N+ of its N observed entries being positive.
+        targets, missing entries left out; `fit_platt`), with a_j >= 0, so that a higher
+        score never gives a lower probability (a label whose held-out scores rank its
+        entries backwards gets a_j = 0). No further fit is needed. A label never positive
+        (or never negative) among its observed training entries gets (N+ + 1) / (N + 2) for
+        every row, N+ of its N observed entries being positive.
         This holds for every loss: with ``loss="logistic"`` the refitted model's own
         log-odds remain ``best_estimator_.predict_proba``.
 

@@ -12,9 +12,10 @@ It reads
 * ``docs/studies/data/``: the printed outputs of the timing benchmarks
   (``benchmarks/bench_scale.py``, ``bench_speed.py``, ``bench_sparse_labels.py``,
   ``bench_dask_scale.py``, ``bench_glocalcv.py``, ``bench_maxide_memory.py``), of the
-  label-set benchmarks (``bench_thresholds.py``, ``design_thresholds.py``), the adversarial
-  cases of ``bench_reliability.py`` and the paper's published numbers the reproduction is
-  compared with,
+  label-set benchmarks (``bench_thresholds.py``, ``design_thresholds.py``), of the
+  probability benchmarks (``bench_probabilities.py``, ``design_calibration.py``), the
+  adversarial cases of ``bench_reliability.py`` and the paper's published numbers the
+  reproduction is compared with,
 
 and writes ``docs/studies/*.rst`` and ``docs/studies/images/*.png``. Every number on the
 pages comes from these files; the text around them says what was measured and how.
@@ -1390,10 +1391,14 @@ PROBABILITY_MODELS = {"GLOCALCV()": "GLOCALCV()",
                           "logistic GLOCAL with a bias",
                       "prior": "prior"}
 CALIBRATED = ", calibrated"  # bench_probabilities' suffix of predict_proba's rows
-# design_calibration's methods; the first is GLOCALCV's.
-CALIBRATIONS = ["Platt, pooled", "Platt, per fold (mean map)",
-                "Platt, per fold on the fold models (mean probability)", "isotonic, pooled",
-                "isotonic, per fold (mean probability)"]
+# design_calibration's methods, as the page names them; the first is GLOCALCV's.
+CALIBRATIONS = {"Platt, pooled": "Platt, pooled scores",
+                "Platt, per fold (mean map)": "Platt per fold, maps averaged",
+                "Platt, per fold on the fold models (mean probability)":
+                    "Platt per fold, on the fold models' own scores",
+                "isotonic, pooled": "isotonic, pooled scores",
+                "isotonic, per fold (mean probability)":
+                    "isotonic per fold, probabilities averaged"}
 CALIBRATION_MEASURES = {"log_loss": "log-loss", "brier": "Brier", "ece": "ECE"}
 
 
@@ -1425,6 +1430,10 @@ def _probabilities(rows, design_rows):
     best = sum(min(CALIBRATIONS, key=lambda method: float(cell[method]["log_loss"])) == chosen
                for cell in design.values())
     design_sets = ", ".join(sorted({dataset for dataset, _ in design}))
+    mean_map = {key: float(cell[others[0]]["log_loss"]) / float(
+        cell[chosen]["log_loss"]) for key, cell in design.items()}
+    worst = max(mean_map, key=mean_map.get)
+    worst_ratio = mean_map[worst]
     lines = _title("Probabilities", "-")
     lines += [
         "**Question.** ``GLOCALCV().predict_proba`` maps each label's scores to "
@@ -1442,18 +1451,22 @@ def _probabilities(rows, design_rows):
         "scores; and, without the refit, each fold model's own test scores through its "
         "fold's map, averaged. Platt scaling on the pooled scores had the lowest test "
         f"log-loss of the five in {best} of {n_design} cells, and a lower one than "
-        + ", ".join(f"{method} in {_lower(design, chosen, method, 'log_loss')}"
-                    for method in others) +
+        + ", ".join(f"\"{CALIBRATIONS[method]}\" in "
+                    f"{_lower(design, chosen, method, 'log_loss')}" for method in others) +
         f"; per-label logistic regression's was lower than it in "
         f"{_lower(design, 'LogisticRegression per label', chosen, 'log_loss')}. Averaging "
-        "the maps of the folds fails where a label's scores differ in scale from fold to "
-        "fold, and the fold models' own scores did not calibrate better than the refitted "
-        "model's: the refit's slightly different scale did not matter. ``GLOCALCV()`` "
-        "calibrates with Platt scaling on the pooled out-of-fold scores (test log-loss, "
-        "Brier score and expected calibration error):", ""]
-    header = ["dataset", "ρ"] + [method for method in CALIBRATIONS] + [
-        "LogisticRegression per label", "prior"]
-    table = [[dataset, _rho(rho)] + [cell[method]["log_loss"] for method in header[2:]]
+        "the folds' maps gave a log-loss up to "
+        f"{worst_ratio:.2f} times the pooled maps' ({worst[0]} at ρ = {_rho(worst[1])}). "
+        "The maps are fitted on the fold models' scores and applied to the refitted "
+        "model's; calibrating the fold models' own test scores instead (no refit) gave a "
+        f"lower log-loss in {_lower(design, others[1], chosen, 'log_loss')} of {n_design} "
+        "cells. "
+        "``GLOCALCV()`` calibrates by Platt scaling on the pooled out-of-fold scores, "
+        "each label's slope kept nonnegative (a label whose held-out scores rank it "
+        "backwards gets its mean target for every row).", ""]
+    methods = [*CALIBRATIONS, "LogisticRegression per label", "prior"]
+    header = ["dataset", "ρ"] + [CALIBRATIONS.get(method, method) for method in methods]
+    table = [[dataset, _rho(rho)] + [cell[method]["log_loss"] for method in methods]
              for (dataset, rho), cell in design.items()]
     lines += ["Test log-loss of each calibration:", ""] + _table(header, table)
     lines += [
@@ -1486,7 +1499,7 @@ def _probabilities(rows, design_rows):
         "The same calibration of the logistic models' scores lowered their log-loss in "
         f"{_lower(cells, plain + CALIBRATED, plain, 'log_loss')} and "
         f"{_lower(cells, bias + CALIBRATED, bias, 'log_loss')} of {n} cells. The maps "
-        "differ from label to label, so the probabilities rank a row's labels a little "
+        "differ from label to label, so the probabilities may rank a row's labels "
         "differently from the scores; ``decision_function`` gives the ranking the search "
         "tuned.", ""]
     header = ["dataset", "ρ"] + [

@@ -20,8 +20,8 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     initialisation rounds, iterations, every candidate's F1 thresholds of the labels
     (`f1_thresholds`) on the validation rows, whether its scores vanished and its scores
     of the validation rows (float32, n_candidates x n_test x n_labels: they calibrate the
-    probabilities). ``scorer``
-    None is `observed_average_precision_scorer`; ``each_fit()`` is called after every fit.
+    probabilities). ``scorer`` None is `observed_average_precision_scorer`; ``each_fit()``
+    is called after every fit.
 
     A fit whose scores vanish (`glocal._base.scores_vanish`) scores -inf, the worst: the
     ranking of scores zero to rounding is noise, and such noise won whole searches. It

@@ -1,14 +1,19 @@
-"""Label probabilities: ``GLOCALCV(GLOCAL(loss="logistic")).predict_proba`` against per-label
-logistic regression, by the test log-loss and Brier score.
+"""Label probabilities: ``GLOCALCV().predict_proba`` and the logistic loss's log-odds against
+per-label logistic regression, by the test log-loss, Brier score and calibration error.
 
 On one random 60/40 split of each dataset (`_common.paper_split`: test rows without a
 positive dropped, as in the paper), a fraction rho of each label's training entries is kept
-by the paper's sampler (`glocal.protocol.sample_observed`), the rest are NaN. Four models
+by the paper's sampler (`glocal.protocol.sample_observed`), the rest are NaN. These models
 give every test entry a probability:
 
+* ``GLOCALCV()``, the recommended model (squared hinge), on 3 shuffled folds: its
+  ``predict_proba``, each label's scores mapped by Platt scaling fitted on the search's
+  out-of-fold scores;
 * ``GLOCALCV(GLOCAL(loss="logistic"))``: the paper's model under the logistic loss, lam2 and
-  ``normalize_rows`` chosen by its default grid on 3 shuffled folds, and the same with a bias
-  per label (``fit_intercept=True``);
+  ``normalize_rows`` chosen by its default grid on the same folds, and the same with a bias
+  per label (``fit_intercept=True``): the refitted model's own probabilities
+  (``best_estimator_.predict_proba``, the sigmoid of its scores) and, from the same search,
+  ``predict_proba`` (its scores calibrated as ``GLOCALCV()``'s);
 * per-label `sklearn.linear_model.LogisticRegression` (one model per label on its observed
   rows, with an intercept; C in {0.01, 0.1, 1, 10}, shared by the labels) tuned by
   ``GridSearchCV`` on the same folds with the same scorer
@@ -19,9 +24,10 @@ A label whose observed training entries hold one class only gets its prior in th
 per-label model too (a logistic regression needs both classes).
 
 Every test entry is observed (only training labels are hidden). Writes one CSV row per
-(dataset, rho, model): the mean log-loss and Brier score over the test entries, the test
-Ap (`glocal.metrics.average_precision`), the chosen parameters and the CPU seconds of the
-fit (its search included). A (dataset, rho) already in the CSV is skipped, so an
+(dataset, rho, model): the mean log-loss, Brier score and expected calibration error over the
+test entries (`probability_measures`), the test Ap (`glocal.metrics.average_precision`), the
+chosen parameters and the CPU seconds of the fit (its search included; the two rows of one
+search share it). A (dataset, rho) already in the CSV is skipped, so an
 interrupted run goes on where it stopped. One BLAS thread.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_probabilities.py \\
@@ -45,14 +51,18 @@ from _common import append_cells, cells_parser, cpu_timed, observed_split
 PAPER_DATASETS = ["arts", "business", "computers", "education", "entertainment", "health",
                   "enron", "image"]
 LR_GRID = {"C": [0.01, 0.1, 1, 10]}
-# The documented route, and the same with a bias per label (the paper's model has none, so a
-# label's score is 0, a probability of 0.5, wherever the model knows nothing).
-GLOCAL_MODELS = {'GLOCALCV(GLOCAL(loss="logistic"))': GLOCAL(loss="logistic"),
+# The recommended model (None: GLOCALCV's default), the logistic loss's documented route, and
+# the same with a bias per label (the paper's model has none, so a label's score is 0, a
+# probability of 0.5, wherever the model knows nothing).
+GLOCAL_MODELS = {"GLOCALCV()": None,
+                 'GLOCALCV(GLOCAL(loss="logistic"))': GLOCAL(loss="logistic"),
                  'GLOCALCV(GLOCAL(loss="logistic", fit_intercept=True))':
                      GLOCAL(loss="logistic", fit_intercept=True)}
-FIELDS = ["dataset", "rho", "model", "params", "log_loss", "brier", "ap", "fit_cpu_s"]
+FIELDS = ["dataset", "rho", "model", "params", "log_loss", "brier", "ece", "ap", "fit_cpu_s"]
 # Probabilities are clipped to [EPS, 1 - EPS] in the log-loss, as sklearn's log_loss does.
 EPS = 1e-15
+# The expected calibration error's bins: [0, 0.1), [0.1, 0.2), ..., [0.9, 1].
+ECE_BINS = 10
 
 
 def _prior(Y):
@@ -89,12 +99,33 @@ class LogisticBR(MultiLabelMixin, BaseEstimator):
         return 1 / (1 + np.exp(-self.decision_function(X)))
 
 
-def _row(dataset, rho, model, params, Y_test, P, seconds):
+def probability_measures(Y_test, P):
+    """The mean log-loss, Brier score and expected calibration error of the probabilities
+    ``P`` over the observed entries of ``Y_test`` (all labels pooled). The expected
+    calibration error: the entries binned by their probability in `ECE_BINS` equal bins,
+    the mean over the entries of |a bin's mean probability - its share of positives|."""
     observed = ~np.isnan(Y_test)
     y, p = Y_test[observed], np.clip(P[observed], EPS, 1 - EPS)
     log_loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    bins = np.minimum((p * ECE_BINS).astype(int), ECE_BINS - 1)
+    count = np.bincount(bins, minlength=ECE_BINS)
+    gap = np.abs(np.bincount(bins, p - y, minlength=ECE_BINS))  # count x |mean p - mean y|
+    return {"log_loss": f"{log_loss:.4f}", "brier": f"{np.mean((p - y) ** 2):.4f}",
+            "ece": f"{gap.sum() / count.sum():.4f}"}
+
+
+def logistic_br(X, Y, folds):
+    """`LogisticBR` with C of `LR_GRID` chosen by ``GridSearchCV`` on ``folds`` (scored by
+    `glocal.metrics.observed_average_precision_scorer`), refitted on all rows; and C."""
+    grid = GridSearchCV(LogisticBR(), LR_GRID, cv=folds, error_score="raise",
+                        scoring=observed_average_precision_scorer, refit=False)
+    C = grid.fit(X, Y).best_params_["C"]
+    return LogisticBR(C=C).fit(X, Y), C
+
+
+def _row(dataset, rho, model, params, Y_test, P, seconds):
     return {"dataset": dataset, "rho": rho, "model": model, "params": params,
-            "log_loss": f"{log_loss:.4f}", "brier": f"{np.mean((p - y) ** 2):.4f}",
+            **probability_measures(Y_test, P),
             "ap": f"{average_precision(Y_test, P):.4f}", "fit_cpu_s": f"{seconds:.1f}"}
 
 
@@ -108,16 +139,15 @@ def cell(dataset, rho, seed, data_dir):
     for name, model in GLOCAL_MODELS.items():
         search, seconds = cpu_timed(lambda: GLOCALCV(model, cv=folds, random_state=seed).fit(
             X_train, Y_observed))
-        rows.append(_row(dataset, rho, name, _params(search.best_params_), Y_test,
-                         search.predict_proba(X_test), seconds))
+        params = _params(search.best_params_)
+        if model is not None:  # the logistic loss: its own probabilities, then calibrated
+            rows.append(_row(dataset, rho, name, params, Y_test,
+                             search.best_estimator_.predict_proba(X_test), seconds))
+            name = f"{name}, calibrated"
+        rows.append(_row(dataset, rho, name, params, Y_test, search.predict_proba(X_test),
+                         seconds))
 
-    def logistic():
-        grid = GridSearchCV(LogisticBR(), LR_GRID, cv=folds, error_score="raise",
-                            scoring=observed_average_precision_scorer, refit=False)
-        C = grid.fit(X_train, Y_observed).best_params_["C"]
-        return LogisticBR(C=C).fit(X_train, Y_observed), C
-
-    (model, C), seconds = cpu_timed(logistic)
+    (model, C), seconds = cpu_timed(lambda: logistic_br(X_train, Y_observed, folds))
     rows.append(_row(dataset, rho, "LogisticRegression per label", f"C={C:g}", Y_test,
                      model.predict_proba(X_test), seconds))
     prior = np.broadcast_to(_prior(Y_observed), Y_test.shape)

@@ -12,9 +12,10 @@ It reads
 * ``docs/studies/data/``: the printed outputs of the timing benchmarks
   (``benchmarks/bench_scale.py``, ``bench_speed.py``, ``bench_sparse_labels.py``,
   ``bench_dask_scale.py``, ``bench_glocalcv.py``, ``bench_maxide_memory.py``), of the
-  label-set benchmarks (``bench_thresholds.py``, ``design_thresholds.py``), the adversarial
-  cases of ``bench_reliability.py`` and the paper's published numbers the reproduction is
-  compared with,
+  label-set benchmarks (``bench_thresholds.py``, ``design_thresholds.py``), of the
+  probability benchmarks (``bench_probabilities.py``, ``design_calibration.py``), the
+  adversarial cases of ``bench_reliability.py`` and the paper's published numbers the
+  reproduction is compared with,
 
 and writes ``docs/studies/*.rst`` and ``docs/studies/images/*.png``. Every number on the
 pages comes from these files; the text around them says what was measured and how.
@@ -1495,72 +1496,146 @@ def label_sets(out):
     lines += ["(The LibMultiLabel rows fill BR's columns: both are one-vs-rest linear SVMs. "
               "BR's C is in the benchmark's output; the fit times of every model are in "
               "``docs/studies/data/thresholds.csv``.)", ""]
-    lines += _probabilities(_read_csv(DATA / "probabilities.csv"))
+    lines += _probabilities(_read_csv(DATA / "probabilities.csv"),
+                            _read_csv(DATA / "calibration_design.csv"))
     (out / "label_sets.rst").write_text("\n".join(lines), encoding="utf-8")
 
 
-PROBABILITY_MODELS = {'GLOCALCV(GLOCAL(loss="logistic"))': "GLOCALCV(GLOCAL(loss=logistic))",
-                      'GLOCALCV(GLOCAL(loss="logistic", fit_intercept=True))': "with a bias",
+PROBABILITY_MODELS = {"GLOCALCV()": "GLOCALCV()",
                       "LogisticRegression per label": "LogisticRegression per label",
+                      'GLOCALCV(GLOCAL(loss="logistic"))': "logistic GLOCAL",
+                      'GLOCALCV(GLOCAL(loss="logistic", fit_intercept=True))':
+                          "logistic GLOCAL with a bias",
                       "prior": "prior"}
+CALIBRATED = ", calibrated"  # bench_probabilities' suffix of predict_proba's rows
+# design_calibration's methods, as the page names them; the first is GLOCALCV's.
+CALIBRATIONS = {"Platt, pooled": "Platt, pooled scores",
+                "Platt, per fold (mean map)": "Platt per fold, maps averaged",
+                "Platt, per fold on the fold models (mean probability)":
+                    "Platt per fold, on the fold models' own scores",
+                "isotonic, pooled": "isotonic, pooled scores",
+                "isotonic, per fold (mean probability)":
+                    "isotonic per fold, probabilities averaged"}
+CALIBRATION_MEASURES = {"log_loss": "log-loss", "brier": "Brier", "ece": "ECE"}
 
 
-def _probabilities(rows):
-    """The section on label probabilities, from bench_probabilities' CSV rows."""
+def _cells_of(rows, key):
+    """{(dataset, rho): {row[key]: row}} of a benchmark's CSV rows."""
     cells = defaultdict(dict)
     for row in rows:
-        cells[(row["dataset"], float(row["rho"]))][row["model"]] = row
-    glocal, bias, logistic, prior = PROBABILITY_MODELS
+        cells[(row["dataset"], float(row["rho"]))][row[key]] = row
+    return dict(sorted(cells.items(), key=lambda item: item[0][1]))
 
-    def measure(model, name):
-        return np.array([float(cell[model][name]) for cell in cells.values()])
 
-    def ratio(model, other, name):
-        values = measure(model, name) / measure(other, name)
-        return f"{values.min():.2f} to {values.max():.2f}"
+def _lower(cells, model, other, name):
+    """In how many cells ``model``'s measure ``name`` is below ``other``'s."""
+    return sum(float(cell[model][name]) < float(cell[other][name]) for cell in cells.values())
 
-    def fewer(model, other, name):
-        return int(np.sum(measure(model, name) < measure(other, name)))
 
-    n = len(cells)
+def _ratio_range(cells, model, other, name):
+    values = [float(cell[model][name]) / float(cell[other][name]) for cell in cells.values()]
+    return f"{min(values):.2f} to {max(values):.2f}"
+
+
+def _probabilities(rows, design_rows):
+    """The section on label probabilities, from bench_probabilities' and
+    design_calibration's CSV rows."""
+    cells, design = _cells_of(rows, "model"), _cells_of(design_rows, "method")
+    recommended, logistic, plain, bias, prior = PROBABILITY_MODELS
+    chosen, *others = CALIBRATIONS
+    n, n_design = len(cells), len(design)
+    best = sum(min(CALIBRATIONS, key=lambda method: float(cell[method]["log_loss"])) == chosen
+               for cell in design.values())
+    design_sets = ", ".join(sorted({dataset for dataset, _ in design}))
+    mean_map = {key: float(cell[others[0]]["log_loss"]) / float(
+        cell[chosen]["log_loss"]) for key, cell in design.items()}
+    worst = max(mean_map, key=mean_map.get)
+    worst_ratio = mean_map[worst]
     lines = _title("Probabilities", "-")
     lines += [
-        "**Question.** ``GLOCAL(loss=\"logistic\")`` fits log-odds of the observed entries, "
-        "and ``predict_proba`` turns them into probabilities. How good are they on held-out "
-        "rows, against per-label logistic regression tuned the same way?", "",
+        "**Question.** ``GLOCALCV().predict_proba`` maps each label's scores to "
+        "probabilities by Platt scaling fitted on the search's out-of-fold scores, at no "
+        "further fit. How good are these probabilities on held-out rows, against per-label "
+        "logistic regression tuned the same way and against the logistic loss's own "
+        "log-odds?", "",
+        f"**Design, on other datasets** ({design_sets}; one random 60/40 split each, "
+        "ρ = 0.3 and 1; ``python benchmarks/design_calibration.py``). The search already "
+        "scores every setting on every fold's validation rows; the chosen setting's scores "
+        "there calibrate each label on its observed entries, by Platt scaling (a logistic "
+        "map of the score, fitted to Platt's smoothed targets) or isotonic regression, "
+        "fitted on the folds' scores pooled or fold by fold (the maps' slopes and "
+        "intercepts averaged, or the probabilities), applied to the refitted model's test "
+        "scores; and, without the refit, each fold model's own test scores through its "
+        "fold's map, averaged. Platt scaling on the pooled scores had the lowest test "
+        f"log-loss of the five in {best} of {n_design} cells, and a lower one than "
+        + ", ".join(f"\"{CALIBRATIONS[method]}\" in "
+                    f"{_lower(design, chosen, method, 'log_loss')}" for method in others) +
+        f"; per-label logistic regression's was lower than it in "
+        f"{_lower(design, 'LogisticRegression per label', chosen, 'log_loss')}. Averaging "
+        "the folds' maps gave a log-loss up to "
+        f"{worst_ratio:.2f} times the pooled maps' ({worst[0]} at ρ = {_rho(worst[1])}). "
+        "The maps are fitted on the fold models' scores and applied to the refitted "
+        "model's; calibrating the fold models' own test scores instead (no refit) gave a "
+        f"lower log-loss in {_lower(design, others[1], chosen, 'log_loss')} of {n_design} "
+        "cells. "
+        "``GLOCALCV()`` calibrates by Platt scaling on the pooled out-of-fold scores, "
+        "each label's slope kept nonnegative (a label whose held-out scores rank it "
+        "backwards gets its mean target for every row).", ""]
+    methods = [*CALIBRATIONS, "LogisticRegression per label", "prior"]
+    header = ["dataset", "ρ"] + [CALIBRATIONS.get(method, method) for method in methods]
+    table = [[dataset, _rho(rho)] + [cell[method]["log_loss"] for method in methods]
+             for (dataset, rho), cell in design.items()]
+    lines += ["Test log-loss of each calibration:", ""] + _table(header, table)
+    lines += [
         "**Measured** (``python benchmarks/bench_probabilities.py --datasets arts business "
         "computers education entertainment health enron image --rhos 0.3 1``) on the "
         f"paper's datasets, {n} (dataset, ρ) cells: one random 60/40 split each (test rows "
         "without a positive dropped), a fraction ρ of each label's training entries "
-        "observed. ``GLOCALCV(GLOCAL(loss=\"logistic\"))`` (the paper's model under the "
-        "logistic loss, lam2 and ``normalize_rows`` by ``GLOCALCV``'s default grid on 3 "
-        "folds), the same with a bias per label (``fit_intercept=True``), one "
+        "observed. ``GLOCALCV()`` (its ``predict_proba``); one "
         "``sklearn.linear_model.LogisticRegression`` per label on its observed rows (C in "
-        "{0.01, 0.1, 1, 10} by ``GridSearchCV`` on the same folds with the same scorer) and "
-        "the prior (each label's observed training frequency, smoothed). Mean log-loss and "
-        "Brier score over the test entries, lower is better; every test entry is observed.",
-        "",
-        f"Per-label logistic regression had the lower log-loss than "
-        f"``GLOCALCV(GLOCAL(loss=\"logistic\"))`` in {fewer(logistic, glocal, 'log_loss')} of "
-        f"{n} cells (the GLOCAL model's log-loss {ratio(glocal, logistic, 'log_loss')} times "
-        f"its) and the lower Brier score in {fewer(logistic, glocal, 'brier')}. The paper's "
-        f"model has no bias: a label's score is 0, a probability of 0.5, where the model "
-        f"knows nothing, and its log-loss was below the prior's in only "
-        f"{fewer(glocal, prior, 'log_loss')} of {n} cells. A bias per label helped in "
-        f"{fewer(bias, glocal, 'log_loss')} of {n} cells (log-loss "
-        f"{ratio(bias, glocal, 'log_loss')} times the model's without it) and beat the "
-        f"prior in {fewer(bias, prior, 'log_loss')}, yet stayed behind per-label logistic "
-        f"regression in {fewer(logistic, bias, 'log_loss')} of {n}. These probabilities "
-        "rank labels, but for calibrated ones a per-label logistic regression (or a "
-        "calibration of the scores on held-out rows) is the better choice.", ""]
-    header = ["dataset", "ρ"] + [f"{short}: {name}" for short in PROBABILITY_MODELS.values()
-                                 for name in ("log-loss", "Brier")]
-    table = [[dataset, _rho(rho)] + [cell[model][name] for model in PROBABILITY_MODELS
-                                     for name in ("log_loss", "brier")]
-             for (dataset, rho), cell in sorted(cells.items(), key=lambda item: item[0][1])]
+        "{0.01, 0.1, 1, 10} by ``GridSearchCV`` on the same folds with the same scorer); "
+        "``GLOCALCV(GLOCAL(loss=\"logistic\"))`` (the paper's model under the logistic "
+        "loss, lam2 and ``normalize_rows`` by ``GLOCALCV``'s default grid on the same 3 "
+        "folds) and the same with a bias per label (``fit_intercept=True``), each with the "
+        "refitted model's own log-odds (``best_estimator_.predict_proba``) and calibrated "
+        "as ``GLOCALCV()``'s (its ``predict_proba``); and the prior (each label's observed "
+        "training frequency, smoothed). Mean log-loss, Brier score and expected "
+        "calibration error (ECE: the test entries binned by probability in ten equal bins, "
+        "the mean over the entries of the gap between a bin's mean probability and its "
+        "share of positives) over the test entries, lower is better; every test entry is "
+        "observed.", "",
+        f"``GLOCALCV()``'s probabilities had a lower log-loss than per-label logistic "
+        f"regression in {_lower(cells, recommended, logistic, 'log_loss')} of {n} cells "
+        f"(its log-loss {_ratio_range(cells, recommended, logistic, 'log_loss')} times "
+        f"logistic regression's), a lower Brier score in "
+        f"{_lower(cells, recommended, logistic, 'brier')} and a lower calibration error in "
+        f"{_lower(cells, recommended, logistic, 'ece')}. Its log-loss was below the "
+        f"prior's in {_lower(cells, recommended, prior, 'log_loss')} of {n}, and below "
+        f"the logistic loss's own log-odds in {_lower(cells, recommended, plain, 'log_loss')}"
+        f" (without a bias) and {_lower(cells, recommended, bias, 'log_loss')} (with one). "
+        "The same calibration of the logistic models' scores lowered their log-loss in "
+        f"{_lower(cells, plain + CALIBRATED, plain, 'log_loss')} and "
+        f"{_lower(cells, bias + CALIBRATED, bias, 'log_loss')} of {n} cells. The maps "
+        "differ from label to label, so the probabilities may rank a row's labels "
+        "differently from the scores; ``decision_function`` gives the ranking the search "
+        "tuned.", ""]
+    header = ["dataset", "ρ"] + [
+        f"{PROBABILITY_MODELS[model]}: {word}" for model in (recommended, logistic)
+        for word in CALIBRATION_MEASURES.values()] + [
+        f"{PROBABILITY_MODELS[model]}: log-loss{suffix}" for model in (plain, bias)
+        for suffix in ("", ", calibrated")] + ["prior: log-loss"]
+    table = [[dataset, _rho(rho)]
+             + [cell[model][name] for model in (recommended, logistic)
+                for name in CALIBRATION_MEASURES]
+             + [cell[model + suffix]["log_loss"] for model in (plain, bias)
+                for suffix in ("", CALIBRATED)]
+             + [cell[prior]["log_loss"]]
+             for (dataset, rho), cell in cells.items()]
     return lines + _table(header, table) + [
-        "(The chosen settings, the test Ap and the CPU seconds of every fit are in "
-        "``docs/studies/data/probabilities.csv``.)", ""]
+        "(The chosen settings, the test Ap of the probabilities, the CPU seconds of every "
+        "fit and the Brier score and calibration error of every model are in "
+        "``docs/studies/data/probabilities.csv``; the design cells' in "
+        "``docs/studies/data/calibration_design.csv``.)", ""]
 
 
 # --- label correlations: what the terms add -----------------------------------------------------

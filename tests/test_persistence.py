@@ -240,6 +240,29 @@ def test_every_model_kind_round_trips(models, tmp_path, name):
     np.testing.assert_array_equal(loaded.predict(X), fitted[name].predict(X))
 
 
+@pytest.mark.parametrize("name", ["GLOCALCV", "Pipeline"])
+def test_a_saved_search_gives_the_same_probabilities(models, tmp_path, name):
+    fitted, X = models
+    save_model(tmp_path / "m.skops", fitted[name])
+    P = fitted[name].predict_proba(X)
+    assert P.shape == (X.shape[0], 12) and P.min() > 0 and P.max() < 1
+    np.testing.assert_array_equal(load_model(tmp_path / "m.skops").predict_proba(X), P)
+
+
+def test_a_search_without_calibrated_probabilities_still_loads(models, tmp_path):
+    """A GLOCALCV saved by a version that did not calibrate probabilities."""
+    import copy
+
+    fitted, X = models
+    search = copy.deepcopy(fitted["GLOCALCV"])
+    del search.calibration_slopes_, search.calibration_intercepts_
+    save_model(tmp_path / "m.skops", search)
+    loaded = load_model(tmp_path / "m.skops")
+    np.testing.assert_array_equal(loaded.predict(X), fitted["GLOCALCV"].predict(X))
+    with pytest.raises(AttributeError, match="without calibrated probabilities; fit it again"):
+        loaded.predict_proba(X)
+
+
 @pytest.mark.parametrize("name", ["GLOCALCV", "Pipeline", "MBR"])
 def test_a_model_saved_in_python_works_with_every_command(models, tmp_path, capsys, name):
     from sklearn.datasets import dump_svmlight_file

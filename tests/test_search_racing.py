@@ -9,7 +9,7 @@ from test_model_selection import _data, _quiet  # noqa: F401 (_quiet: an autouse
 
 from glocal import GLOCAL, GLOCALCV
 from glocal._utils.progress import RoundsClock
-from glocal.metrics import observed_average_precision
+from glocal.metrics import observed_weighted_average_precision
 from glocal.model_selection import _search
 from glocal.model_selection._fold import _walk_fold
 from glocal.model_selection._plan import _needed, _plan
@@ -143,10 +143,11 @@ def test_racing_still_fits_the_starts_of_the_kept_settings():
     assert np.isnan(walk[0][2]) and np.isfinite(walk[0][:2]).all()
     assert np.isnan(walk[6][2]).all() and np.isfinite(walk[6][:2]).all()
     assert set(walk[7]) == {0, 1}
-    # The parts are the criterion on parts of the validation rows, seeded per fold.
+    # The parts are the default criterion on parts of the validation rows, seeded per fold.
     scores = walk[7][1].decision_function(X[test])
-    again = part_scores(lambda rows: observed_average_precision(Y[test][rows], scores[rows]),
-                        len(test), 3)
+    again = part_scores(
+        lambda rows: observed_weighted_average_precision(Y[test][rows], scores[rows]),
+        len(test), 3)
     np.testing.assert_array_equal(walk[6][1], again)
 
 

@@ -179,7 +179,7 @@ def build_parser():
     fit.set_defaults(run=_fit.run)
 
     predict = commands.add_parser(
-        "predict", help="write a model's scores or labels for a data file to CSV",
+        "predict", help="write a model's scores, labels or probabilities for a data file to CSV",
         description="Score the rows of a data file with a saved model and write one CSV row "
                     "per sample, one column per label (header: the label names). The file "
                     "needs no labels: an ARFF file without the label attributes (or with "
@@ -192,7 +192,7 @@ def build_parser():
                                        "saved by another glocal version is refused)")
     predict.add_argument("data", help="data file")
     predict.add_argument("--out", required=True, help="CSV file to write")
-    # Two rules for the same {0,1} output: one at a time.
+    # What is written instead of the scores: one at a time.
     chosen_by = predict.add_mutually_exclusive_group()
     chosen_by.add_argument("--labels", action="store_true",
                            help="write {0,1} labels instead of scores: 1 where a label's "
@@ -202,6 +202,11 @@ def build_parser():
     chosen_by.add_argument("--top-k", type=_positive, metavar="K",
                            help="write {0,1} labels instead of scores: 1 for the K "
                                 "best-scored labels of every row (not with --labels)")
+    chosen_by.add_argument("--proba", action="store_true",
+                           help="write each label's probability instead of its score: "
+                                "Platt scaling of the scores, tuned on the out-of-fold "
+                                "scores of 'glocal fit''s cross-validation (the model's own "
+                                "log-odds for one fitted with --paper --loss logistic)")
     predict.add_argument("--xml", help=xml_help)
     predict.add_argument("--split", choices=("train", "test", "all"),
                          help=split_help.format("test"))

@@ -1,4 +1,5 @@
-"""``glocal predict``: scores, label sets or top labels of a data file's rows."""
+"""``glocal predict``: scores, label sets, top labels or probabilities of a data file's
+rows."""
 
 from .._utils.io import atomic_output, csv_text
 from .._utils.progress import counted
@@ -21,6 +22,8 @@ def run(args):
         values, kind = model.predict_top_k(data.X, args.top_k), f"the top {args.top_k} labels"
     elif args.labels:
         values, kind = model.predict(data.X), "labels"
+    elif args.proba:
+        values, kind = _probabilities(model, data.X), "probabilities"
     else:
         values, kind = model.decision_function(data.X), "scores"
     with atomic_output(args.out, overwrite=args.force) as file:
@@ -30,3 +33,14 @@ def run(args):
     print(f"wrote {kind} of {counted(values.shape[0], 'row')} x "
           f"{counted(values.shape[1], 'label')} to {args.out}")
     return 0
+
+
+def _probabilities(model, X):
+    """The model's ``predict_proba(X)``, or one line saying why it has none."""
+    try:
+        predict_proba = model.predict_proba
+    except AttributeError as exc:
+        raise ValueError(f"--proba: this model gives no probabilities ({exc}); 'glocal fit' "
+                         "saves a model that does, and so does 'glocal fit --paper --loss "
+                         "logistic'") from None
+    return predict_proba(X)

@@ -34,7 +34,9 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     F1 thresholds of the labels (`f1_thresholds`) on the validation rows, whether its
     scores vanished, its scores on the parts of the validation rows that `part_scores`
     draws from ``parts_seed`` (None: not computed) and, with ``keep_models``, the fitted
-    models by candidate. A candidate not fitted has NaN everywhere. ``scorer`` None is
+    models by candidate, and its scores of the validation rows (float32, n_candidates x
+    n_test x n_labels: they calibrate the probabilities). A candidate not fitted has NaN
+    everywhere. ``scorer`` None is
     `glocal.metrics.observed_weighted_average_precision` of the validation scores;
     ``each_fit(step)`` is called after every fit, with its position in ``plan``.
 
@@ -48,6 +50,7 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     thresholds = np.full((n, Y.shape[1]), np.nan)
     parts = np.full((n, N_PARTS), np.nan)
     models = {}
+    held_out = np.full((n, len(test), Y.shape[1]), np.nan, dtype=np.float32)
     X_train, Y_train, X_test, Y_test = X[train], Y[train], X[test], Y[test]
     cache = FitCache()  # k-means groups and feature moments of this fold, for every setting
     solutions = {}  # candidate -> its fitted model, for the fits that start from it
@@ -79,6 +82,7 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
         if keep_models:
             models[i] = model
         thresholds[i] = f1_thresholds(Y_test, validation_scores)
+        held_out[i] = validation_scores
         n_init_iter[i], n_iter[i] = model.n_init_iter_, model.n_iter_
         if each_fit is not None:
             each_fit(step)
@@ -86,4 +90,4 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
             print(f"[GLOCALCV] fold {fold + 1}/{n_folds} {candidates[i]}: score "
                   f"{scores[i]:.4f} ({times[i]:.2f} s, {iterations_text(model)})",
                   flush=True)
-    return scores, times, n_init_iter, n_iter, thresholds, vanished, parts, models
+    return scores, times, n_init_iter, n_iter, thresholds, vanished, parts, models, held_out

@@ -221,3 +221,49 @@ def test_edge_hint_only_at_the_edge_of_the_grid(capsys, grid, best, hint):
                                best_params_={"lam2": best, "normalize_rows": False}))
     out = capsys.readouterr().out
     assert out == ("" if hint is None else f"hint: {hint}\n")
+
+
+def test_predict_writes_probabilities(labelled, capsys):
+    """--proba writes ``predict_proba`` of the saved model: GLOCALCV's calibrated
+    probabilities, or the logistic loss's own; a model without probabilities is one line."""
+    from glocal import GLOCAL, GLOCALCV
+    from glocal.persistence import load_model, save_model
+
+    tmp = labelled.tmp
+    X = np.round(labelled.X, 4)  # as the file holds them
+    search = GLOCALCV(GLOCAL(n_latent=2, max_iter=5), {"lam2": [4.0, 1.0]}, cv=2,
+                      random_state=0).fit(X, labelled.hidden)
+    save_model(tmp / "search.skops", search, label_names=["a", "b", "c"])
+    assert main(["fit", str(tmp / "full.arff"), "--model", str(tmp / "logistic.skops"),
+                 "--paper", "--loss", "logistic", "--n-latent", "2", "--force"]) == 0
+    for name in ("search", "logistic"):
+        out = tmp / f"{name}.csv"
+        capsys.readouterr()
+        assert main(["predict", str(tmp / f"{name}.skops"), str(tmp / "full.arff"), "--out",
+                     str(out), "--proba", "--force"]) == 0
+        assert capsys.readouterr().out == (f"wrote probabilities of 120 rows x 3 labels to "
+                                           f"{out}\n")
+        lines = out.read_text().splitlines()
+        assert lines[0] == "a,b,c"
+        written = np.array([[float(cell) for cell in line.split(",")] for line in lines[1:]])
+        np.testing.assert_array_equal(written, load_model(tmp / f"{name}.skops")
+                                      .predict_proba(X))
+        assert 0 < written.min() and written.max() < 1
+    # The paper's model (the squared loss) gives scores only.
+    assert main(["fit", str(tmp / "full.arff"), "--model", str(tmp / "paper.skops"), "--paper",
+                 "--n-latent", "2", "--force"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp / "paper.skops"), str(tmp / "full.arff"), "--out",
+                 str(tmp / "never.csv"), "--proba"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--proba: this model gives no probabilities" in err[0], err
+    assert "needs loss='logistic'" in err[0] and not (tmp / "never.csv").exists()
+
+
+def test_predict_refuses_proba_with_labels(labelled, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["predict", str(labelled.tmp / "p.skops"), str(labelled.tmp / "full.arff"),
+              "--out", str(labelled.tmp / "p.csv"), "--proba", "--labels"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--proba" in err[0] and "not allowed with argument" in err[0]

@@ -626,6 +626,77 @@ RECOMMENDED_COST_WHY = [
     "rows:",
     ""]
 
+RECOMMENDED_RACING = [
+    "**Fewer fits: racing over the folds, and the search's other levers.** Each lever was "
+    "first evaluated offline, from one exhaustive search per cell with every fit's "
+    'validation scores and CPU seconds kept and every setting refitted (``python '
+    'benchmarks/bench_search_levers.py collect --datasets birds genbase medical --splits 0 '
+    '1 2 --rhos 0.3 0.7 1 --out DIR``, then ``evaluate DIR``, rows in '
+    '``docs/studies/data/search_levers.txt``; on design sets only: Birds, Genbase and '
+    'Medical at ρ = 0.3, 0.7 and 1, 23 searches in 9 (dataset, ρ) cells, 2 or 3 splits '
+    'each; Cal500 and the 374-label synthetic set were not reached on the loaded machine). '
+    'Per design, in how many cells the mean test Ap over the splits stayed within ±0.002 of '
+    "the exhaustive search's, the cell furthest from it, and the CPU of the fits made plus "
+    "the refit over the exhaustive search's (mean over the cells, then the range):",
+    "",
+    '* **Racing** (``racing``: after each fold but the last, a setting whose mean score is '
+    'behind the best by more than that many standard errors of the difference, from 10 '
+    'paired parts of the validation rows, is no longer raced; the settings a kept one '
+    'starts from are still fitted): at one standard error 9 of 9 cells, furthest +0.0011 '
+    '(Birds at ρ = 0.7: one split of three picked another ``lam2``, +0.0033), CPU 0.81 '
+    '(0.75-0.91); at 2, 9 of 9, +0.0011, 0.89 (0.76-1.00); at 3, 9 of 9, 0.0000, 0.98 '
+    '(0.88-1.00). Kept at one standard error, the default. The noise comes from parts, not '
+    'from bootstrap resamples: 30 resamples call the criterion 30 times per setting and '
+    'fold (3.5 ms a call on scores of 1000 rows and 26 labels with 70 % of the entries '
+    "missing: for the 13 or so fits of Arts' first two folds, about a quarter of its whole "
+    'search), 10 parts cost one call on all the rows.\n* **One held-out third** (the first '
+    'fold alone): 4 of 9, furthest −0.0300, CPU 0.47. **Two of the three folds**: 6 of 9, '
+    '+0.0034, 0.74. Not kept.\n* **``lam2`` on raw rows only**: 8 of 9, furthest +0.0216 '
+    '(Birds at ρ = 0.3, where the exhaustive search picked unit rows on one split, 0.065 '
+    'below), CPU 0.67; **``normalize_rows`` searched at the chosen ``lam2`` only**: 8 of 9, '
+    '+0.0216, 0.81. Not kept: neither holds every cell, and the gain on Birds is one split '
+    "of three.\n* **No cold refit.** From the chosen setting's model of the last fold "
+    '(``refit_start="fold"``; U, W and the Z_m carried over, V from W^T X), stopped at '
+    '``path_tol = 1e-2``: 4 of 9, furthest −0.0060 (Medical at ρ = 0.3; single splits '
+    '−0.0376 on Birds and −0.0117 on Medical), CPU 0.86; stopped at 1e-3: 5 of 9, −0.0089, '
+    "0.94. The fold models' scores averaged, with no refit at all: 3 of 9, −0.0292 (Medical "
+    "at ρ = 0.3), 0.77. Not kept: ``GLOCALCV()`` refits from GLOCAL's own start; "
+    '``refit_start="fold"`` stays an option.',
+    "",
+    'Then the default, measured for real on the same cells (``python '
+    'benchmarks/bench_search_levers.py measure --datasets birds --out DIR`` and '
+    '``--datasets genbase medical --splits 0 1``; rows in '
+    '``docs/studies/data/search_levers.txt``): in 21 searches it made 14 to 24 fold fits '
+    "(16 in 11 of them) and picked the exhaustive search's setting, hence its test Ap, in "
+    '20; on Birds at ρ = 0.7 one split picked ``lam2 = 2`` instead of 1 (test Ap +0.0033, '
+    "the cell's mean +0.0011). At ρ = 0.1 on Birds (``collect`` and ``measure`` with "
+    '``--rhos 0.1``) the 3 splits picked as the exhaustive search did, with 21-22 fits. On '
+    'the report sets (``python benchmarks/bench_recommended.py --datasets arts enron --rhos '
+    '0.3 1 --variants exhaustive``, then ``--rhos 0.1``, printed below; the exhaustive '
+    'search is ``GLOCALCV(racing=None)`` on the same folds in the same process): '
+    '``GLOCALCV()`` made 16 of the 24 fold fits (20 on Arts at ρ = 0.1), picked the '
+    "exhaustive search's setting in all 6 cells, hence the same test Ap, and took 0.70 to "
+    "0.82 of its CPU at ρ = 0.3 and 1: 7.9 times tuned BR's search on Arts at ρ = 0.3 "
+    '(exhaustive 9.9), 5.7 at ρ = 1 (6.9), 3.5 and 0.98 on Enron (4.6 and 1.4). At ρ = 0.1, '
+    "11.3 and 11.6 times BR's (exhaustive 10.3 and 17.2): on Arts the 4 fits saved were "
+    "cheap warm ones and did not show against the load's noise. On the 374-label synthetic "
+    'set at ρ = 0.3 (design set; ``--datasets --synthetic 5000,500,374 --rhos 0.3``) racing '
+    'made 10 fold fits of 24 (every setting but the chosen one dropped after the first '
+    "fold): 81.9 CPU s against the exhaustive search's 125.7 (0.65), 12.9 times BR's search "
+    'against 19.8, the same pick and test Ap (0.3962). On Cal500 (design set; ``--datasets '
+    'cal500 --rhos 0.3 1``): 14 and 16 fold fits, 13.2 and 18.7 CPU s against 24.7 and 25.0 '
+    "(0.53 and 0.75), 0.94 and 3.3 times BR's search against 1.8 and 4.4, the same picks "
+    'and test Ap. On rcv1subset1 at ρ = 0.3 (report set; ``--datasets rcv1subset1 --rhos '
+    "0.3``): 14 fold fits, 30.0 CPU s against 47.9 (0.63), 8.5 times BR's against 13.6, the "
+    'same pick and test Ap (0.5858). So racing took none to 14 of the 24 fold fits away (8 '
+    'in most searches), but not the costly ones: the first fold fits every setting, each '
+    "path's first fit starts cold, the refit starts cold, and the settings the kept ones "
+    "start from are fitted anyway. The target of 3 times BR's search is not reached by "
+    'fewer fits at the quality the design sets hold; what stands in the way is the cost of '
+    'a round (the items above and below).',
+    "",
+]
+
 RECOMMENDED_LEVERS = [
     "**What else was measured** (``python benchmarks/bench_recommended.py --datasets arts "
     "enron --rhos 0.3 1 --levers``, printed below for Arts at ρ = 0.3 and 1 and Enron at ρ = "
@@ -1037,6 +1108,8 @@ def _recommended_cost():
     lines += _rounds_allowed(_recommended_rounds(DATA / "recommended.txt"))
     lines += RECOMMENDED_COST_WHY
     lines += _literal(DATA / "recommended_profile.txt")
+    lines += RECOMMENDED_RACING
+    lines += _literal(DATA / "search_racing.txt", keep=lambda line: not line.startswith("#"))
     lines += RECOMMENDED_LEVERS[:-1] + [_latent_lever(DATA / "recommended_latent.txt"), ""]
     lines += _literal(DATA / "recommended_levers.txt")
     lines += _literal(DATA / "v_block.txt")

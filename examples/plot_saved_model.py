@@ -1,6 +1,6 @@
 """
-A model saved by the command line, read in Python: its label sets and top features
-===================================================================================
+A model saved by the command line, read in Python: label sets, probabilities, top features
+=========================================================================================
 
 ``glocal fit`` saves the fitted recommended model, ``GLOCALCV()``, in skops' format;
 ``glocal.persistence.load_model`` returns that same estimator, so Python predicts exactly
@@ -10,7 +10,8 @@ what ``glocal predict`` writes, and it carries the search's results (``best_para
 writes a small ARFF file with 70 % of its labels missing, fits it with the command (run
 here through ``glocal.cli.main``, as ``glocal fit`` would run in a shell), prints
 ``glocal inspect``'s summary, loads the model and checks that its label sets are those of
-``glocal predict --labels``, and reads each label's features of largest weight.
+``glocal predict --labels``, reads its probabilities and each label's features of largest
+weight.
 
 It writes ``saved_model_weights.png`` to the directory named by the environment variable
 ``GLOCAL_EXAMPLES_OUT`` (default: ``glocal-examples`` in the system's temporary folder).
@@ -86,15 +87,11 @@ print(f"test rows given no label: {np.mean(predicted.sum(axis=1) == 0):.3f} with
       "with the sign of the scores")
 
 # %%
-# Probabilities, for a model that gives them (``predict_proba``), read here beside its
-# label sets; the squared hinge's scores are margins, and a model without probabilities
-# says so.
-if hasattr(model, "predict_proba"):
-    probabilities = model.predict_proba(X_test)
-    print(f"probabilities of the first test row: {np.round(probabilities[0], 3)}")
-else:
-    print(f"{type(model).__name__}(loss={model.best_estimator_.loss!r}) gives scores and "
-          "label sets, no probabilities")
+# Probabilities: each label's scores (margins of the squared hinge) mapped by the Platt
+# scaling that the search fitted on its out-of-fold scores, as ``glocal predict --proba``
+# writes them.
+probabilities = model.predict_proba(X_test)
+print(f"probabilities of the first test row: {np.round(probabilities[0], 3)}")
 
 # %%
 # Top features per label: the largest weights of ``coef_``, named by the feature names the

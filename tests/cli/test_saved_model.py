@@ -58,6 +58,8 @@ def test_load_model_gives_exactly_what_glocal_predict_writes(fitted):
                                   model.predict(X))
     np.testing.assert_array_equal(_written(tmp, tmp / "m.skops", "--top-k", "2"),
                                   model.predict_top_k(X, 2))
+    np.testing.assert_array_equal(_written(tmp, tmp / "m.skops", "--proba"),
+                                  model.predict_proba(X))
     assert not np.array_equal(model.predict(X), model.best_estimator_.predict(X))
 
 

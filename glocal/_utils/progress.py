@@ -6,8 +6,6 @@ import math
 import sys
 import time
 
-import numpy as np
-
 # The loops of a fit, as its bar names them.
 _LOOPS = {"init": "initialisation", "main": "Algorithm 1"}
 
@@ -41,7 +39,7 @@ class RoundsClock:
         self.n_steps = n_steps
         self.clock = clock
         self.first = []  # the first round's step times
-        self.to_come = np.full(n_steps, n_rounds - 1)  # each step's count in later rounds
+        self.to_come = [n_rounds - 1] * n_steps  # each step's count in later rounds
         self.taken = self.expected = 0.0  # the later steps' times, and the first's for them
         self.done = 0
         self.last = clock()
@@ -62,14 +60,15 @@ class RoundsClock:
 
     def drop(self, steps, n_rounds):
         """Steps ``steps`` are no longer made in ``n_rounds`` of the rounds to come."""
-        self.to_come[steps] -= n_rounds
+        for step in steps:
+            self.to_come[step] -= n_rounds
         self.total -= len(steps) * n_rounds
 
     def time_left(self):
         """Seconds left, or None before the first round is done."""
         if self.done < self.n_steps:
             return None
-        left = float(np.dot(self.first, self.to_come))
+        left = float(sum(seconds * count for seconds, count in zip(self.first, self.to_come)))
         return left * (self.taken / self.expected if self.expected > 0 else 1.0)
 
 

@@ -1,6 +1,6 @@
 """
 A model saved by the command line, read in Python: label sets, probabilities, top features
-=========================================================================================
+==========================================================================================
 
 ``glocal fit`` saves the fitted recommended model, ``GLOCALCV()``, in skops' format;
 ``glocal.persistence.load_model`` returns that same estimator, so Python predicts exactly

@@ -84,7 +84,7 @@ def test_glocalcv_searching_normalize_rows_keeps_its_shared_fold_caches_apart():
     folds = list(KFold(3, shuffle=True, random_state=0).split(X))
     grid = {"normalize_rows": [False, True], "lam2": [4.0, 1.0]}
     search = GLOCALCV(GLOCAL(**PARAMS), grid, path_param=None, path_tol=None, cv=folds,
-                      random_state=0).fit(X, Y)
+                      racing=None, random_state=0).fit(X, Y)  # every setting on every fold
     for i, params in enumerate(search.cv_results_["params"]):
         for f, (train, test) in enumerate(folds):
             model = GLOCAL(**PARAMS).set_params(**params).fit(X[train], Y[train])

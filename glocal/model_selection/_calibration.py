@@ -113,32 +113,43 @@ def fit_platt(scores, Y):
     slopes = np.zeros(Y.shape[1])
     intercepts = np.log(prior / (1.0 - prior))
     loss = _platt_loss(slopes, intercepts, scores, targets, observed)
+    # The labels still moving, each its own 2-parameter problem: every pass reads only
+    # their columns (with many labels, most converge in a few steps).
+    moving = np.arange(Y.shape[1])
     for _ in range(MAX_NEWTON_STEPS):
-        g_a, g_b, h_aa, h_ab, h_bb = _platt_derivatives(slopes, intercepts, scores,
-                                                        targets, observed)
-        active = np.hypot(g_a, g_b) > GRADIENT_TOL * np.maximum(n_observed, 1)
-        if not active.any():
-            break
+        S, T, M = scores[:, moving], targets[:, moving], observed[:, moving]
+        a, b = slopes[moving], intercepts[moving]
+        g_a, g_b, h_aa, h_ab, h_bb = _platt_derivatives(a, b, S, T, M)
         h_aa, h_bb = h_aa + HESSIAN_RIDGE, h_bb + HESSIAN_RIDGE
         det = h_aa * h_bb - h_ab ** 2
         d_a = -(h_bb * g_a - h_ab * g_b) / det  # the Newton step, 2 x 2 per label
         d_b = -(h_aa * g_b - h_ab * g_a) / det
         slope_of_step = g_a * d_a + g_b * d_b  # negative: the Hessian is positive definite
-        step = np.ones(Y.shape[1])
-        pending = active & (slope_of_step < 0)
-        moving = pending.copy()
+        # A label stops at a small gradient, or when its step cannot lower its loss.
+        active = ((np.hypot(g_a, g_b) > GRADIENT_TOL * np.maximum(n_observed[moving], 1))
+                  & (slope_of_step < 0))
+        moving, a, b, d_a, d_b, slope_of_step = (
+            values[active] for values in (moving, a, b, d_a, d_b, slope_of_step))
+        S, T, M = S[:, active], T[:, active], M[:, active]
+        step = np.ones(len(moving))
+        pending = np.ones(len(moving), dtype=bool)
         for _ in range(MAX_HALVINGS):
             if not pending.any():
                 break
-            trial = _platt_loss(slopes + step * d_a, intercepts + step * d_b, scores,
-                                targets, observed)
-            accepted = pending & (trial <= loss + ARMIJO * step * slope_of_step)
-            slopes = np.where(accepted, slopes + step * d_a, slopes)
-            intercepts = np.where(accepted, intercepts + step * d_b, intercepts)
-            loss = np.where(accepted, trial, loss)
-            pending &= ~accepted
-            step = np.where(pending, step / 2.0, step)
-        if not (moving & ~pending).any():  # no label could lower its loss
+            rows = np.flatnonzero(pending)
+            trial = _platt_loss(a[rows] + step[rows] * d_a[rows],
+                                b[rows] + step[rows] * d_b[rows],
+                                S[:, rows], T[:, rows], M[:, rows])
+            accepted = trial <= (loss[moving[rows]]
+                                 + ARMIJO * step[rows] * slope_of_step[rows])
+            done = rows[accepted]
+            slopes[moving[done]] = a[done] + step[done] * d_a[done]
+            intercepts[moving[done]] = b[done] + step[done] * d_b[done]
+            loss[moving[done]] = trial[accepted]
+            pending[done] = False
+            step[rows[~accepted]] /= 2.0
+        moving = moving[~pending]  # a label whose line search failed stays where it is
+        if not len(moving):
             break
     backwards = slopes < 0  # labels with observed entries of both classes only
     mean_target = targets[:, backwards].sum(axis=0) / n_observed[backwards]

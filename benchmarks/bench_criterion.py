@@ -98,18 +98,10 @@ def _measure_cell(X, Y_full, Y, X_test, Y_test, split, br_cs):
     glocal_val = np.full((len(candidates), *Y.shape), np.nan)
     tic = time.process_time()
     for k, (train, test) in enumerate(folds):
-        kept = {}
-
-        def recorder(model, X_val, Y_val, kept=kept):
-            kept[len(kept)] = model.decision_function(X_val)
-            return 0.0
-
-        order = [i for i, _ in plan]
-        _, _, _, _, _, vanished = _walk_fold(base, candidates, plan, X, Y, None, train, test,
-                                             recorder, search.path_tol, k, len(folds), 0)
-        scored = [i for i in order if not vanished[i]]
-        for position, i in enumerate(scored):
-            glocal_val[i][test] = kept[position]
+        *_, vanished, _, _, held_out = _walk_fold(base, candidates, plan, X, Y, None, train,
+                                                  test, None, search.path_tol, k, len(folds), 0)
+        for i in np.flatnonzero(~vanished):
+            glocal_val[i][test] = held_out[i]
     search_seconds = time.process_time() - tic
     glocal_test = np.empty((len(candidates), *Y_test.shape))
     tic = time.process_time()

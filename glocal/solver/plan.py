@@ -31,7 +31,8 @@ import scipy.sparse
 from . import steps
 from .coupling import dense_score_directions, feature_squares, lanczos_score_directions
 from .correlations import CORRELATION_TERMS
-from .optimizers import BlockSolver, BlockSolvers, FallbackSolver, LinearSystemSolver
+from .optimizers import BlockSolver, BlockSolvers, FallbackSolver, LinearSystemSolver, \
+    TruncatedNewtonSolver
 from .preconditioners import DenseW, DiagonalW, DualW, v_column_blocks, v_column_diagonal, \
     v_mean_column
 from .second_moments import THROUGH_SAMPLES, Gram, GroupGrams, basic_moments, dense
@@ -319,7 +320,8 @@ def resolve_block_solvers(options, correlation_blocks, truncated_steps=None):
             solvers[name] = BlockSolver(named[name], *common)
         elif name in ("U", "V") and truncated_steps is not None:
             iterations, inner = truncated_steps
-            solvers[name] = BlockSolver("trust_regions", iterations, options.block_rtol, inner)
+            solvers[name] = TruncatedNewtonSolver("trust_regions", iterations,
+                                                  options.block_rtol, inner)
         elif name == "W":
             solvers[name] = LinearSystemSolver(AUTO_OPTIMIZERS[name], *common)
         elif name in AUTO_OPTIMIZERS:

@@ -769,6 +769,7 @@ def test_truncated_newton_binds_whole_block_problems(multilabel_data):
         "shared_blocks": True}
     for block in ("U", "V"):
         solver = fit.solvers[block]
+        assert isinstance(solver, optimizers.TruncatedNewtonSolver)
         assert (solver.name, solver.max_iterations, solver.max_inner) == ("trust_regions", 2, 4)
     assert fit.solvers["W"].max_iterations == SolverOptions().block_max_iter
     paper = _data(multilabel_data)
@@ -776,6 +777,31 @@ def test_truncated_newton_binds_whole_block_problems(multilabel_data):
     named = SolverOptions(optimizer={"U": "conjugate_gradient"})
     assert not plan.resolve_truncated_newton(data, named, True)
     assert not plan.resolve_truncated_newton(data, SolverOptions(), False)
+
+
+def test_truncated_newton_visit_reaches_a_far_minimizer():
+    """A truncated-Newton visit starts its trust radius at the start point's length: where a
+    block must move far (its minimizer 1000 times further than pymanopt's first radius), two
+    iterations reach it, where from pymanopt's radius they cover a few radii at most and the
+    rounds' stopping rule would take the crawl for convergence. The block is U's or V's
+    kind: a Euclidean quadratic, here 0.5 ||x - c||^2 with ||c|| = 2000."""
+    from pymanopt.manifolds import Euclidean
+
+    rng = np.random.default_rng(0)
+    target = rng.standard_normal((10, 10))
+    target *= 2000 / np.linalg.norm(target)
+
+    def problem():
+        return problems.make_problem(
+            Euclidean(10, 10), lambda x: (0.5 * np.sum((x - target) ** 2), x - target),
+            lambda x, direction: direction)
+
+    start = 0.5 * target
+    gap = 0.5 * np.sum((start - target) ** 2)
+    _, drop = optimizers.TruncatedNewtonSolver("trust_regions", 2, 1e-4, 5)(problem(), start)
+    _, default_drop = optimizers.BlockSolver("trust_regions", 2, 1e-4, 5)(problem(), start)
+    assert drop == pytest.approx(gap, rel=1e-8)
+    assert default_drop < 0.01 * gap
 
 
 @pytest.mark.parametrize("truncated_steps", [(1, 5), (2, 5)])

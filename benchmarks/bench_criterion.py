@@ -344,8 +344,9 @@ def _rule_inputs(folds):
     """What every rule reads, from ``folds``: per fold, its validation labels and every
     setting's scores of them (None: a vanished fit). The row-weighted Ap per fold and setting
     (-inf: vanished), its values on `glocal.model_selection._racing.part_scores`' parts of
-    each fold (seeded by the fold's index, as racing's are per fold) and on all the
-    out-of-fold rows pooled."""
+    each fold (seeded by the fold's index, as racing's are per fold), on all the
+    out-of-fold rows pooled, and every setting's `spread_ratio` of its validation scores
+    (mean over folds; NaN: a vanished fit)."""
     n = len(folds[0][1])
     scores = np.full((len(folds), n), -np.inf)
     parts = np.full((len(folds), n, N_PARTS), -np.inf)
@@ -360,7 +361,20 @@ def _rule_inputs(folds):
                        observed_weighted_average_precision(
                            Y_all, np.vstack([vals[i] for _, vals in folds]))
                        for i in range(n)])
-    return scores, parts, pooled
+    spreads = np.array([np.mean([np.nan if vals[i] is None else spread_ratio(vals[i])
+                                 for _, vals in folds]) for i in range(n)])
+    return scores, parts, pooled, spreads
+
+
+def _relative_guard(fraction):
+    """The best mean among the settings whose validation scores' spread ratio is at least
+    ``fraction`` of the largest of the search's: a guard against bias-dominated models whose
+    threshold follows the data (an absolute one reads CAL500's dense labels, spread ratios
+    about 0.05, as bias-dominated everywhere)."""
+    def rule(scores, parts, pooled, spreads, lam2):
+        kept = spreads >= fraction * np.nanmax(spreads)
+        return int(np.argmax(np.where(kept, scores.mean(axis=0), -np.inf)))
+    return rule
 
 
 def _one_se(prefer, level=1.0):
@@ -368,7 +382,7 @@ def _one_se(prefer, level=1.0):
     settings racing at that level would keep after the last fold, `contenders`), the one of
     smallest (``prefer`` = 1) or largest (-1) lam2, or (``prefer`` = 0) of lam2 nearest the
     middle of the grid's lam2 (in log scale); the best mean among those."""
-    def rule(scores, parts, pooled, lam2):
+    def rule(scores, parts, pooled, spreads, lam2):
         mean = scores.mean(axis=0)
         near = contenders(scores, parts, np.ones(len(lam2), dtype=bool), level)
         middle = np.median(np.log(np.unique(lam2)))
@@ -378,17 +392,18 @@ def _one_se(prefer, level=1.0):
     return rule
 
 
-# name -> pick from (fold scores, their parts, the pooled scores, every setting's lam2)
-RULES = {"mean over folds": lambda scores, parts, pooled, lam2: int(np.argmax(
-             scores.mean(axis=0))),
-         "pooled over folds": lambda scores, parts, pooled, lam2: int(np.argmax(pooled)),
-         "median over folds": lambda scores, parts, pooled, lam2: int(np.argmax(
-             np.median(scores, axis=0))),
+# name -> pick from (fold scores, their parts, the pooled scores, the spread ratios, every
+# setting's lam2)
+RULES = {"mean over folds": lambda scores, *_: int(np.argmax(scores.mean(axis=0))),
+         "pooled over folds": lambda scores, parts, pooled, *_: int(np.argmax(pooled)),
+         "median over folds": lambda scores, *_: int(np.argmax(np.median(scores, axis=0))),
          "one SE, smaller lam2": _one_se(1),
          "half SE, smaller lam2": _one_se(1, 0.5),
          "one SE, larger lam2": _one_se(-1),
          "one SE, middle lam2": _one_se(0),
-         "half SE, middle lam2": _one_se(0, 0.5)}
+         "half SE, middle lam2": _one_se(0, 0.5),
+         "spread at least 0.3 of the largest": _relative_guard(0.3),
+         "spread at least 0.5 of the largest": _relative_guard(0.5)}
 
 
 def _cell_folds(path):
@@ -434,7 +449,7 @@ def open_cell(args):
     Ap."""
     path = _cell_path(args.store, args.dataset, args.rho, args.split)
     folds, settings, test_ap, br = _cell_folds(path)
-    scores, parts, _ = _rule_inputs(folds)
+    scores, parts, *_ = _rule_inputs(folds)
     pick = int(np.argmax(scores.mean(axis=0)))
     print(f"{args.dataset} rho={args.rho:g} split {args.split}: tuned BR's test Ap {br:.4f}")
     for k, (Y, _) in enumerate(folds):

@@ -740,21 +740,22 @@ def test_newton_steps_auto_by_the_number_of_labels(multilabel_data):
                              Levers(truncated_newton=False)).v_step.keywords == {"max_steps": 1}
 
 
-def test_truncated_newton_auto_by_the_number_of_labels(multilabel_data):
-    """Truncated Newton on V and U from `plan.MIN_INEXACT_LABELS` labels on in memory, under
-    a loss other than the paper's; exact Newton visits below."""
+def test_truncated_newton_only_where_asked(multilabel_data):
+    """Truncated Newton on V and U only where the lever asks for it, in memory, under a loss
+    other than the paper's: by default, with many labels too, the Newton visits."""
     few = replace(_data(multilabel_data), loss="squared_hinge")
     l, n = plan.MIN_INEXACT_LABELS, few.Y.shape[1]
     many = replace(few, Y=np.ones((l, n)), J=np.ones((l, n)))
     options = SolverOptions()
-    assert not plan.resolve_truncated_newton(few, options, "auto")
-    assert plan.resolve_truncated_newton(many, options, "auto")
-    assert not plan.resolve_truncated_newton(replace(many, loss="squared"), options, "auto")
+    assert not plan.resolve_truncated_newton(many, options)
+    assert plan.resolve_truncated_newton(many, options, True)
+    assert plan.resolve_truncated_newton(few, options, True)
+    assert not plan.resolve_truncated_newton(replace(many, loss="squared"), options, True)
     on_chunks = replace(many, samples=SimpleNamespace(in_memory=False))  # e.g. Dask's
-    assert not plan.resolve_truncated_newton(on_chunks, options, "auto")
     assert not plan.resolve_truncated_newton(on_chunks, options, True)
-    assert plan.resolve_plan(many, N_LATENT, options, Levers()).v_step is steps.v_by_problem
-    assert plan.resolve_plan(few, N_LATENT, options, Levers()).v_step is steps.v_newton
+    assert plan.resolve_plan(many, N_LATENT, options, Levers()).v_step.func is steps.v_newton
+    assert plan.resolve_plan(many, N_LATENT, options,
+                             Levers(truncated_newton=True)).v_step is steps.v_by_problem
 
 
 def test_truncated_newton_binds_whole_block_problems(multilabel_data):

@@ -299,6 +299,15 @@ def _glocal(*args, **kwargs):
                           capture_output=True, text=True, timeout=300, check=False, **kwargs)
 
 
+def _main(capsys, *args):
+    """`main(ARGS)` in this process, its outcome as `_glocal` gives it (for the errors whose
+    wording, not the process around them, is under test)."""
+    capsys.readouterr()
+    code = main(list(map(str, args)))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
 def _one_line_error(result, *fragments):
     err = result.stderr.strip().splitlines()
     assert result.returncode == 2, result.stderr
@@ -373,7 +382,7 @@ def _unwritable(folder):
             folder.chmod(0o755)
 
 
-def test_unwritable_outputs_are_one_line_errors(files):
+def test_unwritable_outputs_are_one_line_errors(files, capsys):
     tmp, train, test = files
     model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
@@ -382,26 +391,28 @@ def test_unwritable_outputs_are_one_line_errors(files):
                      ["predict", model, test, "--out", locked / "s.csv"],
                      ["plot", "--model", model, "--out", locked],
                      ["reproduce", "--quick", "--datasets", "synthetic", "--out", locked]):
-            line = _one_line_error(_glocal(*args), "cannot write", str(locked))
+            line = _one_line_error(_main(capsys, *args), "cannot write", str(locked))
             assert ".tmp" not in line
         assert not list(locked.iterdir())
 
 
-def test_outputs_that_are_directories_or_below_files(files):
+def test_outputs_that_are_directories_or_below_files(files, capsys):
     tmp, train, test = files
     model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     (tmp / "folder").mkdir()
     (tmp / "afile").write_text("")
-    _one_line_error(_glocal("predict", model, test, "--out", tmp / "folder", "--force"),
+    _one_line_error(_main(capsys, "predict", model, test, "--out", tmp / "folder", "--force"),
                     "is a directory")
-    _one_line_error(_glocal("fit", train, "--model", tmp / "folder", "--force"),
+    _one_line_error(_main(capsys, "fit", train, "--model", tmp / "folder", "--force"),
                     "is a directory")
     for args in (["fit", train, "--model", tmp / "afile" / "sub" / "m.skops"],
-                 ["predict", model, test, "--out", tmp / "afile" / "s.csv"],
-                 ["plot", "--model", model, "--out", tmp / "afile"]):
-        _one_line_error(_glocal(*args), "is a file, not a directory")
-    _one_line_error(_glocal("evaluate", tmp / "folder", test), "is a directory")
+                 ["predict", model, test, "--out", tmp / "afile" / "s.csv"]):
+        _one_line_error(_main(capsys, *args), "is a file, not a directory")
+    # The plot command as a user runs it: a separate process.
+    _one_line_error(_glocal("plot", "--model", model, "--out", tmp / "afile"),
+                    "is a file, not a directory")
+    _one_line_error(_main(capsys, "evaluate", tmp / "folder", test), "is a directory")
 
 
 def test_missing_output_folders_are_created_by_every_command(files):
@@ -415,11 +426,11 @@ def test_missing_output_folders_are_created_by_every_command(files):
     assert (tmp / "new" / "figures" / "convergence.png").is_file()
 
 
-def test_existing_output_is_refused_before_any_work(files):
+def test_existing_output_is_refused_before_any_work(files, capsys):
     tmp, train, test = files
     (tmp / "m.skops").write_text("mine")
     # The data file does not exist: the refusal comes first, so nothing was loaded or fitted.
-    _one_line_error(_glocal("fit", tmp / "nope.svm", "--model", tmp / "m.skops"),
+    _one_line_error(_main(capsys, "fit", tmp / "nope.svm", "--model", tmp / "m.skops"),
                     "exists", "use --force")
     assert (tmp / "m.skops").read_text() == "mine"
 

@@ -454,11 +454,14 @@ def test_ctrl_c_during_fit_is_one_line(tmp_path):
     Y = (X @ rng.standard_normal((100, 30)) > 1).astype(int)
     dump_svmlight_file(X, Y, str(tmp_path / "big.svm"), multilabel=True)
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+    # Started as a shell starts a command in the foreground, Ctrl-C at its default action
+    # (a test run started in the background ignores SIGINT, and so would its children).
     process = subprocess.Popen(
         [sys.executable, "-m", "glocal", "fit", str(tmp_path / "big.svm"), "--model",
          str(tmp_path / "m.skops"), "--paper", "--verbose", "--tol", "0", "--max-iter",
          "100000"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in process.stdout:  # wait until the fit is under way
             if "initialisation round 1:" in line:

@@ -435,14 +435,14 @@ def test_existing_output_is_refused_before_any_work(files, capsys):
     assert (tmp / "m.skops").read_text() == "mine"
 
 
-def test_not_a_model_and_missing_xml_speak_command_line(files):
+def test_not_a_model_and_missing_xml_speak_command_line(files, capsys):
     tmp, train, test = files
     (tmp / "junk.joblib").write_bytes(b"\x80\x04\x95 not really a pickle")
     line = _one_line_error(_glocal("evaluate", tmp / "junk.joblib", test),
                            "is not a model saved by glocal")
     assert "Memo" not in line
     _arff(tmp / "plain.arff", np.ones((3, 4)), relation="plain")
-    _one_line_error(_glocal("fit", tmp / "plain.arff", "--model", tmp / "x.skops"),
+    _one_line_error(_main(capsys, "fit", tmp / "plain.arff", "--model", tmp / "x.skops"),
                     "--xml")
 
 

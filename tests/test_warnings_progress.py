@@ -67,6 +67,7 @@ def _run(code):
                           timeout=300, env=env, check=False)
 
 
+@pytest.mark.slow  # a new interpreter and its two workers
 def test_warnings_of_joblib_workers_reach_the_user_once():
     result = _run("""if True:
         import numpy as np, pandas as pd

@@ -19,6 +19,7 @@ from sklearn.datasets import dump_svmlight_file
 from glocal.cli import main
 
 
+@pytest.mark.slow  # the demo at three fractions: nine fits, three of them searches
 def test_demo_compares_br_glocal_and_glocalcv_at_two_fractions(capsys):
     tic = time.perf_counter()
     assert main(["demo"]) == 0

@@ -75,8 +75,8 @@ def _wide_sparse(n=4200, d=4500, l=5, seed=5):
     return X.tocsr(), Y, rng.integers(0, 3, n)
 
 
-@pytest.mark.parametrize("wide_sparse", [False, pytest.param(True, marks=pytest.mark.slow)],
-                         ids=["dense", "wide-sparse"])
+@pytest.mark.slow  # each fits twice, every pass a round trip to the scheduler
+@pytest.mark.parametrize("wide_sparse", [False, True], ids=["dense", "wide-sparse"])
 def test_squared_hinge_through_a_client_matches_the_in_memory_fit(client, wide_sparse):
     """The recommended estimator (squared hinge, intercept, lam_v=0) on the workers: V
     solved chunk by chunk, the U block's loss terms and, for a sparse X of 4500 features,

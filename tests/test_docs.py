@@ -216,17 +216,19 @@ window.addEventListener("load", () => {
     ("missing_labels.html", 3),  # the equations
     ("studies/missing_labels.html", 1)])
 def test_pages_render_in_a_browser(site, page, n_images, tmp_path):
-    # The browser says how many of the page's images it loaded and decoded.
+    # One start of the browser: the page's DOM once loaded, where the probe (a script that
+    # draws nothing) says how many of the page's images it loaded and decoded, and a
+    # screenshot of it.
     path = site / page
     probe = path.with_name(f"probe-{path.name}")
     probe.write_text(path.read_text().replace("</body>", IMAGE_PROBE + "</body>"))
-    dom = _chromium("--dump-dom", probe.as_uri()).stdout
+    screenshot = tmp_path / "page.png"
+    dom = _chromium("--dump-dom", f"--screenshot={screenshot}", "--window-size=1280,1600",
+                    probe.as_uri()).stdout
     counts = dom.split('data-images="', 1)[1].split('"', 1)[0]
     drawn, total = map(int, counts.split("/"))
     assert total >= n_images and drawn == total, counts
 
-    screenshot = tmp_path / "page.png"
-    _chromium(f"--screenshot={screenshot}", "--window-size=1280,1600", path.as_uri())
     pixels = _read_png(screenshot)
     assert pixels.shape[:2] == (1600, 1280)
     not_white = (pixels < 0.9).any(axis=-1).mean()

@@ -524,6 +524,7 @@ def _start(*args):
                             stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow  # two reproductions, each in its own process
 def test_two_reproductions_into_one_directory_lose_and_repeat_no_row(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -546,6 +547,7 @@ def test_two_reproductions_into_one_directory_lose_and_repeat_no_row(tmp_path):
     assert "| synthetic | Ap ↑ | 1 |" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow  # three new interpreters
 def test_appends_from_many_processes_at_once_keep_every_row(tmp_path):
     """Three processes append 25 rows each (5 of them the same runs) as fast as they can."""
     path = tmp_path / "results.csv"

@@ -24,10 +24,13 @@ def test_a_signal_stops_a_parallel_fit_and_its_workers(tmp_path, name, code, wor
     data = make_glocal_data(n_samples=6000, n_features=200, random_state=0)
     dump_svmlight_file(data.X, data.Y, str(tmp_path / "big.svm"), multilabel=True)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # Started as a shell starts a command in the foreground, Ctrl-C at its default action
+    # (a test run started in the background ignores SIGINT, and so would its children).
     process = subprocess.Popen(
         [sys.executable, "-m", "glocal", "fit", str(tmp_path / "big.svm"), "--model",
          str(tmp_path / "m.skops"), "--jobs", "2"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         main, workers = psutil.Process(process.pid), []
         deadline = time.monotonic() + 60

@@ -19,6 +19,7 @@ from sklearn.datasets import dump_svmlight_file
 from glocal.cli import main
 
 
+@pytest.mark.slow  # the demo at three fractions: nine fits, three of them searches
 def test_demo_compares_br_glocal_and_glocalcv_at_two_fractions(capsys):
     tic = time.perf_counter()
     assert main(["demo"]) == 0
@@ -299,6 +300,15 @@ def _glocal(*args, **kwargs):
                           capture_output=True, text=True, timeout=300, check=False, **kwargs)
 
 
+def _main(capsys, *args):
+    """`main(ARGS)` in this process, its outcome as `_glocal` gives it (for the errors whose
+    wording, not the process around them, is under test)."""
+    capsys.readouterr()
+    code = main(list(map(str, args)))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
 def _one_line_error(result, *fragments):
     err = result.stderr.strip().splitlines()
     assert result.returncode == 2, result.stderr
@@ -373,7 +383,7 @@ def _unwritable(folder):
             folder.chmod(0o755)
 
 
-def test_unwritable_outputs_are_one_line_errors(files):
+def test_unwritable_outputs_are_one_line_errors(files, capsys):
     tmp, train, test = files
     model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
@@ -382,26 +392,28 @@ def test_unwritable_outputs_are_one_line_errors(files):
                      ["predict", model, test, "--out", locked / "s.csv"],
                      ["plot", "--model", model, "--out", locked],
                      ["reproduce", "--quick", "--datasets", "synthetic", "--out", locked]):
-            line = _one_line_error(_glocal(*args), "cannot write", str(locked))
+            line = _one_line_error(_main(capsys, *args), "cannot write", str(locked))
             assert ".tmp" not in line
         assert not list(locked.iterdir())
 
 
-def test_outputs_that_are_directories_or_below_files(files):
+def test_outputs_that_are_directories_or_below_files(files, capsys):
     tmp, train, test = files
     model = tmp / "m.skops"
     assert main(["fit", str(train), "--model", str(model), "--n-latent", "2", "--paper"]) == 0
     (tmp / "folder").mkdir()
     (tmp / "afile").write_text("")
-    _one_line_error(_glocal("predict", model, test, "--out", tmp / "folder", "--force"),
+    _one_line_error(_main(capsys, "predict", model, test, "--out", tmp / "folder", "--force"),
                     "is a directory")
-    _one_line_error(_glocal("fit", train, "--model", tmp / "folder", "--force"),
+    _one_line_error(_main(capsys, "fit", train, "--model", tmp / "folder", "--force"),
                     "is a directory")
     for args in (["fit", train, "--model", tmp / "afile" / "sub" / "m.skops"],
-                 ["predict", model, test, "--out", tmp / "afile" / "s.csv"],
-                 ["plot", "--model", model, "--out", tmp / "afile"]):
-        _one_line_error(_glocal(*args), "is a file, not a directory")
-    _one_line_error(_glocal("evaluate", tmp / "folder", test), "is a directory")
+                 ["predict", model, test, "--out", tmp / "afile" / "s.csv"]):
+        _one_line_error(_main(capsys, *args), "is a file, not a directory")
+    # The plot command as a user runs it: a separate process.
+    _one_line_error(_glocal("plot", "--model", model, "--out", tmp / "afile"),
+                    "is a file, not a directory")
+    _one_line_error(_main(capsys, "evaluate", tmp / "folder", test), "is a directory")
 
 
 def test_missing_output_folders_are_created_by_every_command(files):
@@ -415,23 +427,23 @@ def test_missing_output_folders_are_created_by_every_command(files):
     assert (tmp / "new" / "figures" / "convergence.png").is_file()
 
 
-def test_existing_output_is_refused_before_any_work(files):
+def test_existing_output_is_refused_before_any_work(files, capsys):
     tmp, train, test = files
     (tmp / "m.skops").write_text("mine")
     # The data file does not exist: the refusal comes first, so nothing was loaded or fitted.
-    _one_line_error(_glocal("fit", tmp / "nope.svm", "--model", tmp / "m.skops"),
+    _one_line_error(_main(capsys, "fit", tmp / "nope.svm", "--model", tmp / "m.skops"),
                     "exists", "use --force")
     assert (tmp / "m.skops").read_text() == "mine"
 
 
-def test_not_a_model_and_missing_xml_speak_command_line(files):
+def test_not_a_model_and_missing_xml_speak_command_line(files, capsys):
     tmp, train, test = files
     (tmp / "junk.joblib").write_bytes(b"\x80\x04\x95 not really a pickle")
     line = _one_line_error(_glocal("evaluate", tmp / "junk.joblib", test),
                            "is not a model saved by glocal")
     assert "Memo" not in line
     _arff(tmp / "plain.arff", np.ones((3, 4)), relation="plain")
-    _one_line_error(_glocal("fit", tmp / "plain.arff", "--model", tmp / "x.skops"),
+    _one_line_error(_main(capsys, "fit", tmp / "plain.arff", "--model", tmp / "x.skops"),
                     "--xml")
 
 
@@ -443,11 +455,14 @@ def test_ctrl_c_during_fit_is_one_line(tmp_path):
     Y = (X @ rng.standard_normal((100, 30)) > 1).astype(int)
     dump_svmlight_file(X, Y, str(tmp_path / "big.svm"), multilabel=True)
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+    # Started as a shell starts a command in the foreground, Ctrl-C at its default action
+    # (a test run started in the background ignores SIGINT, and so would its children).
     process = subprocess.Popen(
         [sys.executable, "-m", "glocal", "fit", str(tmp_path / "big.svm"), "--model",
          str(tmp_path / "m.skops"), "--paper", "--verbose", "--tol", "0", "--max-iter",
          "100000"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in process.stdout:  # wait until the fit is under way
             if "initialisation round 1:" in line:

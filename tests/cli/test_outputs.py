@@ -41,10 +41,12 @@ def _main_at_once(barrier, argv, results):
 @pytest.mark.parametrize("command", ["fit", "predict"])
 def test_concurrent_commands_into_one_file_one_wins_the_others_name_force(files, command):
     # Children come from a fresh server, not a fork of this process: a fork of a process
-    # that has run OpenMP code (scikit-learn's) hangs at its own first OpenMP region.
+    # that has run OpenMP code (scikit-learn's) hangs at its own first OpenMP region. The
+    # server holds what the commands import lazily too (skops, tqdm): past the barrier the
+    # children go straight to their output, together, instead of importing for seconds.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["test_outputs", "glocal.estimator", "glocal.datasets",
-                                    "glocal.model_selection"])
+                                    "glocal.model_selection", "skops.io", "tqdm"])
     for trial in range(_ROUNDS):
         out = files / f"out{trial}"
         if command == "fit":

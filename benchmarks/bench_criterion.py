@@ -16,18 +16,25 @@ random_state=split)``, test rows without a positive dropped, 3 shuffled folds se
 split. Each cell is one ``.npz`` file in ``--store`` (a rerun skips the cells present).
 
 ``report`` picks a setting (and a C of BR) by every criterion in `CRITERIA` from the stored
-out-of-fold scores and prints the test Ap of the picks against tuned BR's.
+out-of-fold scores and prints the test Ap of the picks against tuned BR's. ``rules`` makes
+the pick from the folds' row-weighted Ap by every rule of `RULES` (the mean over folds as
+`GLOCALCV` does, pooled, median, within one standard error), on these cells and on the
+exhaustive searches of ``benchmarks/bench_search_levers.py collect``. ``open`` prints one
+cell's settings: fold scores under both criteria, their noise, spread and test Ap.
 
 Usage::
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_criterion.py run \\
         --datasets arts education --splits 5 --rhos 0.1 0.05 --store cells/
     python benchmarks/bench_criterion.py report cells/ [--datasets ...] [--rhos ...]
+    python benchmarks/bench_criterion.py rules cells/ [--levers DIR ...] [--csv FILE]
+    python benchmarks/bench_criterion.py open cells/ entertainment 0.05 3
 """
 
 import argparse
 import csv
 import json
+import pickle
 import sys
 import time
 import warnings
@@ -51,6 +58,7 @@ from glocal.metrics import (observed_average_precision,  # noqa: E402
 from glocal.model_selection import DEFAULT_PARAM_GRID  # noqa: E402
 from glocal.model_selection._fold import _walk_fold  # noqa: E402
 from glocal.model_selection._plan import _plan  # noqa: E402
+from glocal.model_selection._racing import N_PARTS, contenders, part_scores  # noqa: E402
 from glocal.protocol import (BR_GRID, drop_unlabeled_rows, paired_ttest,  # noqa: E402
                              random_splits, sample_observed)
 
@@ -98,18 +106,10 @@ def _measure_cell(X, Y_full, Y, X_test, Y_test, split, br_cs):
     glocal_val = np.full((len(candidates), *Y.shape), np.nan)
     tic = time.process_time()
     for k, (train, test) in enumerate(folds):
-        kept = {}
-
-        def recorder(model, X_val, Y_val, kept=kept):
-            kept[len(kept)] = model.decision_function(X_val)
-            return 0.0
-
-        order = [i for i, _ in plan]
-        _, _, _, _, _, vanished = _walk_fold(base, candidates, plan, X, Y, None, train, test,
-                                             recorder, search.path_tol, k, len(folds), 0)
-        scored = [i for i in order if not vanished[i]]
-        for position, i in enumerate(scored):
-            glocal_val[i][test] = kept[position]
+        *_, vanished, _, _, held_out = _walk_fold(base, candidates, plan, X, Y, None, train,
+                                                  test, None, search.path_tol, k, len(folds), 0)
+        for i in np.flatnonzero(~vanished):
+            glocal_val[i][test] = held_out[i]
     search_seconds = time.process_time() - tic
     glocal_test = np.empty((len(candidates), *Y_test.shape))
     tic = time.process_time()
@@ -338,6 +338,195 @@ def report(args):
                 f"{c} {paired_ttest([r[c][1] for r in group], br):+d}" for c in names))
 
 
+# --- selection rules: how the folds' row-weighted Ap make the pick -----------------------------
+
+def _rule_inputs(folds):
+    """What every rule reads, from ``folds``: per fold, its validation labels and every
+    setting's scores of them (None: a vanished fit). The row-weighted Ap per fold and setting
+    (-inf: vanished), its values on `glocal.model_selection._racing.part_scores`' parts of
+    each fold (seeded by the fold's index, as racing's are per fold), on all the
+    out-of-fold rows pooled, and every setting's `spread_ratio` of its validation scores
+    (mean over folds; NaN: a vanished fit)."""
+    n = len(folds[0][1])
+    scores = np.full((len(folds), n), -np.inf)
+    parts = np.full((len(folds), n, N_PARTS), -np.inf)
+    for f, (Y, vals) in enumerate(folds):
+        for i, S in enumerate(vals):
+            if S is not None:
+                scores[f, i] = observed_weighted_average_precision(Y, S)
+                parts[f, i] = part_scores(lambda rows, S=S: observed_weighted_average_precision(
+                    Y[rows], S[rows]), len(Y), f)
+    Y_all = np.vstack([Y for Y, _ in folds])
+    pooled = np.array([-np.inf if any(vals[i] is None for _, vals in folds) else
+                       observed_weighted_average_precision(
+                           Y_all, np.vstack([vals[i] for _, vals in folds]))
+                       for i in range(n)])
+    spreads = np.array([np.mean([np.nan if vals[i] is None else spread_ratio(vals[i])
+                                 for _, vals in folds]) for i in range(n)])
+    return scores, parts, pooled, spreads
+
+
+def _relative_guard(fraction):
+    """The best mean among the settings whose validation scores' spread ratio is at least
+    ``fraction`` of the largest of the search's: a guard against bias-dominated models whose
+    threshold follows the data (an absolute one reads CAL500's dense labels, spread ratios
+    about 0.05, as bias-dominated everywhere)."""
+    def rule(scores, parts, pooled, spreads, lam2):
+        kept = spreads >= fraction * np.nanmax(spreads)
+        return int(np.argmax(np.where(kept, scores.mean(axis=0), -np.inf)))
+    return rule
+
+
+def _one_se(prefer, level=1.0):
+    """Among the settings within ``level`` paired standard errors of the best mean (the
+    settings racing at that level would keep after the last fold, `contenders`), the one of
+    smallest (``prefer`` = 1) or largest (-1) lam2, or (``prefer`` = 0) of lam2 nearest the
+    middle of the grid's lam2 (in log scale); the best mean among those."""
+    def rule(scores, parts, pooled, spreads, lam2):
+        mean = scores.mean(axis=0)
+        near = contenders(scores, parts, np.ones(len(lam2), dtype=bool), level)
+        middle = np.median(np.log(np.unique(lam2)))
+        key = [(prefer * lam2[i] if prefer else abs(np.log(lam2[i]) - middle), -mean[i], i)
+               for i in np.flatnonzero(near)]
+        return min(key)[2]
+    return rule
+
+
+# name -> pick from (fold scores, their parts, the pooled scores, the spread ratios, every
+# setting's lam2)
+RULES = {"mean over folds": lambda scores, *_: int(np.argmax(scores.mean(axis=0))),
+         "pooled over folds": lambda scores, parts, pooled, *_: int(np.argmax(pooled)),
+         "median over folds": lambda scores, *_: int(np.argmax(np.median(scores, axis=0))),
+         "one SE, smaller lam2": _one_se(1),
+         "half SE, smaller lam2": _one_se(1, 0.5),
+         "one SE, larger lam2": _one_se(-1),
+         "one SE, middle lam2": _one_se(0),
+         "half SE, middle lam2": _one_se(0, 0.5),
+         "spread at least 0.3 of the largest": _relative_guard(0.3),
+         "spread at least 0.5 of the largest": _relative_guard(0.5)}
+
+
+def _cell_folds(path):
+    """One stored cell: per fold its validation labels and every setting's scores of them
+    (None: a vanished fit), the settings, their test Ap and BR's (tuned as the study's BR
+    is), from a ``run`` cell (``.npz``) or an exhaustive search of
+    ``benchmarks/bench_search_levers.py collect`` (``.pkl``, refitted from GLOCAL's own start;
+    no BR: None)."""
+    if path.suffix == ".npz":
+        data = np.load(path)
+        Y, fold_of, val = data["Y"], data["fold_of"], data["glocal_val"].astype(float)
+        folds = [(Y[fold_of == k], [None if np.isnan(v[fold_of == k]).any() else v[fold_of == k]
+                                    for v in val]) for k in np.unique(fold_of)]
+        row = _evaluate_cell(path)
+        return folds, row["settings"], row["test_ap"], _picks(row, BR_GRID["C"])[
+            "instance Ap"][2]
+    with open(path, "rb") as file:
+        cell = pickle.load(file)
+    keys = [(p["lam2"], p["normalize_rows"]) for p in cell["params"]]
+    folds = []
+    for fold in cell["fits"]:
+        vals = [None] * len(keys)
+        for fit in fold:
+            vals[keys.index(tuple(fit["params"]))] = fit["scores"].astype(float)
+        folds.append((fold[0]["Y"], vals))
+    return folds, cell["params"], [refit["cold_ap"] for refit in cell["refits"]], None
+
+
+def _cell_rules(path):
+    """{rule: (pick, its test Ap)} of one stored cell (`_cell_folds`), BR's test Ap and the
+    settings."""
+    folds, settings, test_ap, br = _cell_folds(path)
+    inputs = _rule_inputs(folds)
+    lam2 = np.array([p["lam2"] for p in settings])
+    return {name: (rule(*inputs, lam2), test_ap[rule(*inputs, lam2)])
+            for name, rule in RULES.items()}, br, settings
+
+
+def open_cell(args):
+    """One cell opened: per setting, both criteria on every fold, the paired difference to
+    GLOCALCV's pick (the best mean row-weighted Ap) on every fold with its standard error
+    (racing's, from the parts), the spread ratio of the validation scores and the test
+    Ap."""
+    path = _cell_path(args.store, args.dataset, args.rho, args.split)
+    folds, settings, test_ap, br = _cell_folds(path)
+    scores, parts, *_ = _rule_inputs(folds)
+    pick = int(np.argmax(scores.mean(axis=0)))
+    print(f"{args.dataset} rho={args.rho:g} split {args.split}: tuned BR's test Ap {br:.4f}")
+    for k, (Y, _) in enumerate(folds):
+        kept = (np.nan_to_num(Y) == 1).any(axis=1)
+        print(f"fold {k}: {kept.sum()} of {len(Y)} validation rows with an observed positive "
+              f"({kept.mean():.3f}), {(~np.isnan(Y[kept])).sum(axis=1).mean():.2f} observed "
+              "labels on each")
+    print("\n| setting | row-weighted Ap per fold (mean) | unweighted per fold (mean) | pick "
+          "minus setting per fold (standard error) | spread ratio on validation | test Ap |")
+    print("|---|---|---|---|---|---|")
+    for i, params in enumerate(settings):
+        unweighted = [observed_average_precision(Y, vals[i]) for Y, vals in folds]
+        error = np.sqrt(np.var(parts[:, pick] - parts[:, i], axis=1, ddof=1) / N_PARTS)
+        difference = [f"{scores[f, pick] - scores[f, i]:+.4f} ({error[f]:.4f})"
+                      for f in range(len(folds))]
+        spread = np.mean([spread_ratio(vals[i]) for _, vals in folds])
+        print(f"| {params['lam2']:g}{'u' if params['normalize_rows'] else ''} | "
+              + " ".join(f"{v:.4f}" for v in scores[:, i]) + f" ({scores[:, i].mean():.4f}) | "
+              + " ".join(f"{v:.4f}" for v in unweighted) + f" ({np.mean(unweighted):.4f}) | "
+              + " ".join(difference) + f" | {spread:.2f} | {test_ap[i]:.4f} |")
+
+
+def rules(args):
+    """Every rule of `RULES` on the cells of ``--store`` (against tuned BR and against
+    GLOCALCV's rule, the mean over folds) and of ``--levers`` (against GLOCALCV's only); with
+    ``--csv``, every cell's picks too (dataset, rho, split, store, rule, lam2,
+    normalize_rows, ap, br_ap; br_ap empty for the exhaustive searches)."""
+    paths = dict(_load_cells(args.store, args.datasets, args.rhos))
+    for path in sorted(p for d in args.levers or [] for p in Path(d).glob("*.pkl")):
+        name, split, rho = path.stem.rsplit("_", 2)
+        if (not args.datasets or name in args.datasets) and (
+                not args.rhos or float(rho) in args.rhos):
+            paths[(name + " (levers)", float(rho), int(split))] = path
+    groups, rows = {}, []
+    for (name, rho, split), path in sorted(paths.items()):
+        picks, br, settings = _cell_rules(path)
+        groups.setdefault((name, rho), []).append((picks, br))
+        rows += [dict(dataset=name.replace(" (levers)", ""), rho=rho, split=split,
+                      store="levers" if path.suffix == ".pkl" else "cells", rule=rule,
+                      lam2=settings[pick]["lam2"],
+                      normalize_rows=settings[pick]["normalize_rows"], ap=f"{ap:.6f}",
+                      br_ap="" if br is None else f"{br:.6f}")
+                 for rule, (pick, ap) in picks.items()]
+    if args.csv:
+        with open(args.csv, "w", newline="") as file:
+            writer = csv.DictWriter(file, list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    names = list(RULES)
+    print("Test Ap of GLOCALCV()'s pick by each rule minus tuned BR's (BR tuned by "
+          f"instance-wise Ap over C in {BR_GRID['C']}), the row-weighted Ap the criterion; "
+          "per (dataset, rho): mean over splits [worst split]; (levers): exhaustive searches "
+          "of bench_search_levers.py, no BR\n")
+    print("| dataset | rho | splits | " + " | ".join(names) + " |")
+    print("|---|---|---|" + "---|" * len(names))
+    for (name, rho), group in groups.items():
+        if group[0][1] is None:
+            continue
+        br = np.array([b for _, b in group])
+        print(f"| {name} | {rho:g} | {len(group)} | " + " | ".join(
+            f"{(np.array([r[c][1] for r, _ in group]) - br).mean():+.4f} "
+            f"[{(np.array([r[c][1] for r, _ in group]) - br).min():+.4f}]" for c in names)
+            + " |")
+    print("\nEach rule against GLOCALCV's (the mean over folds): picks changed / splits, test "
+          "Ap minus that pick's, mean over splits [worst split]\n")
+    print("| dataset | rho | " + " | ".join(names[1:]) + " |")
+    print("|---|---|" + "---|" * (len(names) - 1))
+    for (name, rho), group in groups.items():
+        mean_rule = np.array([r[names[0]][1] for r, _ in group])
+        cells_ = []
+        for c in names[1:]:
+            diff = np.array([r[c][1] for r, _ in group]) - mean_rule
+            changed = sum(r[c][0] != r[names[0]][0] for r, _ in group)
+            cells_.append(f"{changed}/{len(group)} {diff.mean():+.4f} [{diff.min():+.4f}]")
+        print(f"| {name} | {rho:g} | " + " | ".join(cells_) + " |")
+
+
 def export(args):
     """The test Ap of GLOCALCV() (its default criterion, `observed_weighted_average_precision`),
     of the same search by the unweighted `observed_average_precision`, and of BR tuned over
@@ -389,8 +578,22 @@ def main(argv=None):
     e.add_argument("--datasets", nargs="+")
     e.add_argument("--rhos", nargs="+", type=float)
     e.add_argument("--out", required=True)
+    q = sub.add_parser("rules", help="every selection rule of RULES against tuned BR and "
+                                     "against the mean over folds")
+    q.add_argument("store")
+    q.add_argument("--levers", nargs="+", help="directories of bench_search_levers.py "
+                                               "collect's pickles")
+    q.add_argument("--datasets", nargs="+")
+    q.add_argument("--rhos", nargs="+", type=float)
+    q.add_argument("--csv", help="write every cell's picks to this CSV file")
+    o = sub.add_parser("open", help="one cell's settings: fold scores, noise, spread, test Ap")
+    o.add_argument("store")
+    o.add_argument("dataset")
+    o.add_argument("rho", type=float)
+    o.add_argument("split", type=int)
     args = parser.parse_args(argv)
-    {"run": run, "report": report, "export": export}[args.command](args)
+    {"run": run, "report": report, "export": export, "rules": rules,
+     "open": open_cell}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ import scipy.sparse
 from . import steps
 from .coupling import dense_score_directions, feature_squares, lanczos_score_directions
 from .correlations import CORRELATION_TERMS
-from .optimizers import BlockSolver, BlockSolvers, FallbackSolver, LinearSystemSolver
+from .optimizers import BlockSolver, BlockSolvers, FallbackSolver, LinearSystemSolver, \
+    TruncatedNewtonSolver
 from .preconditioners import DenseW, DiagonalW, DualW, v_column_blocks, v_column_diagonal, \
     v_mean_column
 from .second_moments import THROUGH_SAMPLES, Gram, GroupGrams, basic_moments, dense
@@ -87,11 +88,12 @@ class Levers:
         other than the paper's), each with its line search: block descent needs a decrease
         per block, not its minimizer. None solves each visit to convergence; "auto":
         `resolve_newton_steps`.
-    truncated_newton : bool or "auto"
+    truncated_newton : bool
         Solve the V and U blocks under a loss other than the paper's as whole-block problems
         by trust regions, ``truncated_steps`` = (iterations per visit, truncated
         conjugate-gradient steps per iteration), each Hessian product over all entries at
-        once, preconditioned by one shared k x k block; "auto": `resolve_truncated_newton`.
+        once, preconditioned by one shared k x k block, where `resolve_truncated_newton`
+        allows it. Off by default: see there.
     truncated_steps : tuple of int
         (iterations, inner steps) of the truncated Newton visits.
     """
@@ -103,7 +105,7 @@ class Levers:
     z_preconditioner: object = "auto"
     max_dense_features: int = 4000
     newton_steps: object = "auto"
-    truncated_newton: object = "auto"
+    truncated_newton: bool = False
     truncated_steps: tuple = (TRUNCATED_ITERATIONS, TRUNCATED_INNER)
 
 
@@ -217,24 +219,26 @@ def resolve_newton_steps(data, newton_steps="auto"):
     return 1 if data.Y.shape[0] >= MIN_INEXACT_LABELS else None
 
 
-def resolve_truncated_newton(data, options, truncated="auto"):
+def resolve_truncated_newton(data, options, truncated=False):
     """Whether the V and U blocks are solved by truncated Newton (`Levers.truncated_newton`):
-    never under the paper's loss (closed forms and exact preconditioners), on a backend that
-    splits the samples (there a pass over them is dear, and the fit on Dask must be the fit in
-    memory) or with an optimizer named for U or V. ``"auto"``: from `MIN_INEXACT_LABELS`
-    labels on, where a visit otherwise takes one Newton step (`resolve_newton_steps`) whose
-    k x k systems, one per sample and one per label, dominate it. There two trust-region
-    iterations per visit, each of at most 5 truncated conjugate-gradient steps, made one fit
-    1.2-3.1 times cheaper on design data of 101-374 labels, at objectives within 3.5e-3 and
-    test average precision within 0.0005; one iteration per visit gave the rounds' stopping
-    rule smaller decreases, and it stopped up to 14 % above the objective. With fewer labels
-    the exact Newton visits stay."""
+    only where asked, and never under the paper's loss (closed forms and exact
+    preconditioners), on a backend that splits the samples (there a pass over them is dear,
+    and the fit on Dask must be the fit in memory) or with an optimizer named for U or V.
+
+    It is not the default. Two trust-region iterations per visit, each of at most 5
+    truncated conjugate-gradient steps, made one fit 1.2-3.1 times cheaper on design data of
+    101-374 labels at ``lam2 = 4`` on raw rows, within 3.5e-3 of the objective of the
+    Newton visits. But the rounds' stopping rule reads the decrease of a visit, and a visit
+    capped at two iterations can decrease little far from the minimizer: from pymanopt's
+    first trust radius, on rcv1subset1 at ``lam2 = 2`` on unit rows, the fit stopped 10 %
+    above the Newton visits' objective (test average precision -0.034); with the radius
+    scaled to the block (`glocal.solver.optimizers.TruncatedNewtonSolver`), that fit came
+    within 1 %, but the generator's 101-label set at ``lam2 = 4`` stopped 3.6 % above
+    (-0.0073)."""
     if data.label.quadratic or not data.samples.in_memory or _named(options, "U") or \
             _named(options, "V"):
         return False
-    if truncated != "auto":
-        return bool(truncated)
-    return data.Y.shape[0] >= MIN_INEXACT_LABELS
+    return bool(truncated)
 
 
 def _named(options, block):
@@ -319,7 +323,8 @@ def resolve_block_solvers(options, correlation_blocks, truncated_steps=None):
             solvers[name] = BlockSolver(named[name], *common)
         elif name in ("U", "V") and truncated_steps is not None:
             iterations, inner = truncated_steps
-            solvers[name] = BlockSolver("trust_regions", iterations, options.block_rtol, inner)
+            solvers[name] = TruncatedNewtonSolver("trust_regions", iterations,
+                                                  options.block_rtol, inner)
         elif name == "W":
             solvers[name] = LinearSystemSolver(AUTO_OPTIMIZERS[name], *common)
         elif name in AUTO_OPTIMIZERS:

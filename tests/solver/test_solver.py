@@ -740,21 +740,22 @@ def test_newton_steps_auto_by_the_number_of_labels(multilabel_data):
                              Levers(truncated_newton=False)).v_step.keywords == {"max_steps": 1}
 
 
-def test_truncated_newton_auto_by_the_number_of_labels(multilabel_data):
-    """Truncated Newton on V and U from `plan.MIN_INEXACT_LABELS` labels on in memory, under
-    a loss other than the paper's; exact Newton visits below."""
+def test_truncated_newton_only_where_asked(multilabel_data):
+    """Truncated Newton on V and U only where the lever asks for it, in memory, under a loss
+    other than the paper's: by default, with many labels too, the Newton visits."""
     few = replace(_data(multilabel_data), loss="squared_hinge")
     l, n = plan.MIN_INEXACT_LABELS, few.Y.shape[1]
     many = replace(few, Y=np.ones((l, n)), J=np.ones((l, n)))
     options = SolverOptions()
-    assert not plan.resolve_truncated_newton(few, options, "auto")
-    assert plan.resolve_truncated_newton(many, options, "auto")
-    assert not plan.resolve_truncated_newton(replace(many, loss="squared"), options, "auto")
+    assert not plan.resolve_truncated_newton(many, options)
+    assert plan.resolve_truncated_newton(many, options, True)
+    assert plan.resolve_truncated_newton(few, options, True)
+    assert not plan.resolve_truncated_newton(replace(many, loss="squared"), options, True)
     on_chunks = replace(many, samples=SimpleNamespace(in_memory=False))  # e.g. Dask's
-    assert not plan.resolve_truncated_newton(on_chunks, options, "auto")
     assert not plan.resolve_truncated_newton(on_chunks, options, True)
-    assert plan.resolve_plan(many, N_LATENT, options, Levers()).v_step is steps.v_by_problem
-    assert plan.resolve_plan(few, N_LATENT, options, Levers()).v_step is steps.v_newton
+    assert plan.resolve_plan(many, N_LATENT, options, Levers()).v_step.func is steps.v_newton
+    assert plan.resolve_plan(many, N_LATENT, options,
+                             Levers(truncated_newton=True)).v_step is steps.v_by_problem
 
 
 def test_truncated_newton_binds_whole_block_problems(multilabel_data):
@@ -769,6 +770,7 @@ def test_truncated_newton_binds_whole_block_problems(multilabel_data):
         "shared_blocks": True}
     for block in ("U", "V"):
         solver = fit.solvers[block]
+        assert isinstance(solver, optimizers.TruncatedNewtonSolver)
         assert (solver.name, solver.max_iterations, solver.max_inner) == ("trust_regions", 2, 4)
     assert fit.solvers["W"].max_iterations == SolverOptions().block_max_iter
     paper = _data(multilabel_data)
@@ -776,6 +778,31 @@ def test_truncated_newton_binds_whole_block_problems(multilabel_data):
     named = SolverOptions(optimizer={"U": "conjugate_gradient"})
     assert not plan.resolve_truncated_newton(data, named, True)
     assert not plan.resolve_truncated_newton(data, SolverOptions(), False)
+
+
+def test_truncated_newton_visit_reaches_a_far_minimizer():
+    """A truncated-Newton visit starts its trust radius at the start point's length: where a
+    block must move far (its minimizer 1000 times further than pymanopt's first radius), two
+    iterations reach it, where from pymanopt's radius they cover a few radii at most and the
+    rounds' stopping rule would take the crawl for convergence. The block is U's or V's
+    kind: a Euclidean quadratic, here 0.5 ||x - c||^2 with ||c|| = 2000."""
+    from pymanopt.manifolds import Euclidean
+
+    rng = np.random.default_rng(0)
+    target = rng.standard_normal((10, 10))
+    target *= 2000 / np.linalg.norm(target)
+
+    def problem():
+        return problems.make_problem(
+            Euclidean(10, 10), lambda x: (0.5 * np.sum((x - target) ** 2), x - target),
+            lambda x, direction: direction)
+
+    start = 0.5 * target
+    gap = 0.5 * np.sum((start - target) ** 2)
+    _, drop = optimizers.TruncatedNewtonSolver("trust_regions", 2, 1e-4, 5)(problem(), start)
+    _, default_drop = optimizers.BlockSolver("trust_regions", 2, 1e-4, 5)(problem(), start)
+    assert drop == pytest.approx(gap, rel=1e-8)
+    assert default_drop < 0.01 * gap
 
 
 @pytest.mark.parametrize("truncated_steps", [(1, 5), (2, 5)])

@@ -410,8 +410,8 @@ def _cell_folds(path):
     """One stored cell: per fold its validation labels and every setting's scores of them
     (None: a vanished fit), the settings, their test Ap and BR's (tuned as the study's BR
     is), from a ``run`` cell (``.npz``) or an exhaustive search of
-    ``benchmarks/bench_search_levers.py collect`` (``.pkl``, refitted from GLOCAL's own start;
-    no BR: None)."""
+    ``benchmarks/bench_search_levers.py collect`` (``.pkl``, refitted from GLOCAL's own start,
+    NaN where not refitted; no BR: None)."""
     if path.suffix == ".npz":
         data = np.load(path)
         Y, fold_of, val = data["Y"], data["fold_of"], data["glocal_val"].astype(float)
@@ -429,7 +429,9 @@ def _cell_folds(path):
         for fit in fold:
             vals[keys.index(tuple(fit["params"]))] = fit["scores"].astype(float)
         folds.append((fold[0]["Y"], vals))
-    return folds, cell["params"], [refit["cold_ap"] for refit in cell["refits"]], None
+    # A setting no design of bench_search_levers picked was not refitted: NaN test Ap.
+    return folds, cell["params"], [np.nan if refit is None else refit["cold_ap"]
+                                   for refit in cell["refits"]], None
 
 
 def _cell_rules(path):

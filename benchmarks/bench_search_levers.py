@@ -2,27 +2,32 @@
 default search measured on the same cells.
 
 ``collect``: per (dataset, split, rho), on `_common.observed_split` (a 60/40 split, a fraction
-rho of each label's training entries observed, 3 shuffled folds, all seeded by the split),
-the exhaustive search ``GLOCALCV(cv=folds, racing=None, random_state=split)`` with every
-fit's validation scores, CPU seconds and rounds kept, then every setting refitted on all
+rho of each label's training entries observed, 3 shuffled folds, all seeded by the split;
+``synthetic:N,D,L`` names the library's generator), the exhaustive search
+``GLOCALCV(cv=folds, racing=None, random_state=split)`` with every fit's validation scores,
+CPU seconds and rounds kept, then every setting that some design below picks refitted on all
 training rows from GLOCAL's own start (test Ap, CPU seconds), from its model of the last
 fold at tol 1e-3 and 1e-2 (``refit_start="fold"``), and its fold models' scores averaged.
 One pickle per cell in ``--out``.
 
-``evaluate``: from those pickles, the pick, CPU seconds and test Ap of each design against
-the exhaustive search's, per (dataset, rho) over the splits: one held-out third (the first
-fold only), two of the three folds, ``lam2`` on raw rows only, ``normalize_rows`` searched
-at the chosen ``lam2`` only, racing at 1, 2 and 3 standard errors (`glocal.model_selection.
-_racing.contenders` on the fold scores the exhaustive search made, each fold fitting the
-kept settings and those their fits start from), each with every refit. CPU: the fits made plus
-the refit, over the exhaustive search's.
+``evaluate``: from those pickles (of one or more directories), the pick, CPU seconds and test
+Ap of each design against the exhaustive search's, per (dataset, rho) over the splits. The
+settings are compared by the search's criterion,
+`glocal.metrics.observed_weighted_average_precision`, recomputed from the stored validation
+scores. The designs: one held-out third (the first fold only), two of the three folds,
+``lam2`` on raw rows only, ``normalize_rows`` searched at the chosen ``lam2`` only, racing at
+1, 2 and 3 standard errors (`glocal.model_selection._racing.contenders` on the fold scores
+the exhaustive search made, each fold fitting the kept settings and those their fits start
+from), and the exhaustive search with its settings compared by the unweighted
+`glocal.metrics.observed_average_precision` instead; each with every refit. CPU: the fits
+made plus the refit, over the exhaustive search's.
 
 ``measure``: the default ``GLOCALCV()`` on the same cells, for real: CPU seconds, fits made,
 pick and test Ap, with the exhaustive search's pick and Ap from the pickles.
 
     GLOCAL_DATA=/path/to/data python benchmarks/bench_search_levers.py collect \\
         --datasets birds genbase medical cal500 --splits 0 1 2 --rhos 0.3 0.7 1 --out DIR
-    python benchmarks/bench_search_levers.py evaluate DIR
+    python benchmarks/bench_search_levers.py evaluate DIR [DIR ...]
     GLOCAL_DATA=/path/to/data python benchmarks/bench_search_levers.py measure \\
         --datasets birds genbase medical cal500 --splits 0 1 2 --rhos 0.3 0.7 1 --out DIR
 """
@@ -40,7 +45,8 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from glocal import GLOCALCV
-from glocal.metrics import average_precision, observed_average_precision
+from glocal.metrics import (average_precision, observed_average_precision,
+                            observed_weighted_average_precision)
 from glocal.model_selection._plan import _needed, _plan
 from glocal.model_selection._racing import N_PARTS, contenders, part_scores
 from _common import DATA_DIR, observed_split
@@ -50,7 +56,8 @@ REFITS = {"scratch": "cold", "fold 1e-3": "fold_0.001", "fold 1e-2": "fold_0.01"
 
 
 class _Recorder:
-    """A scorer that keeps every fit's validation scores, labels, CPU seconds and rounds."""
+    """A scorer that keeps every fit's validation scores, labels, CPU seconds and rounds, and
+    scores it by the search's default criterion."""
 
     def __init__(self):
         self.fits = []
@@ -59,12 +66,10 @@ class _Recorder:
     def __call__(self, model, X, Y):
         cpu = time.process_time() - self.last
         scores = model.decision_function(X)
-        value = observed_average_precision(Y, scores)
-        self.fits.append(dict(params=_key(model.get_params()), cpu=cpu, score=value,
-                              scores=scores, Y=Y, model=model,
-                              rounds=(model.n_init_iter_, model.n_iter_)))
+        self.fits.append(dict(params=_key(model.get_params()), cpu=cpu, scores=scores, Y=Y,
+                              model=model, rounds=(model.n_init_iter_, model.n_iter_)))
         self.last = time.process_time()
-        return value
+        return observed_weighted_average_precision(Y, scores)
 
 
 def _key(params):
@@ -82,34 +87,43 @@ def collect(args):
             for split in args.splits:
                 for rho in args.rhos:
                     path = _cell_path(args.out, name, split, rho)
-                    if os.path.exists(path):
-                        continue
-                    X, X_test, Y, Y_test, folds = observed_split(name, args.data_dir, split, rho)
-                    folds = list(folds.split(X))
-                    recorder = _Recorder()
-                    search = GLOCALCV(cv=folds, random_state=split, scoring=recorder,
-                                      refit=False, racing=None)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        recorder.last = time.process_time()
-                        search.fit(X, Y)
-                        base = search._base_estimator(Y.shape[1])
-                        n = len(search.cv_results_["params"])
-                        fits = [recorder.fits[f * n:(f + 1) * n] for f in range(len(folds))]
-                        refits = [_refits(base, params, fits, X, Y, X_test, Y_test)
-                                  for params in search.cv_results_["params"]]
-                    for fold in fits:
-                        for fit in fold:
-                            del fit["model"]
-                    with open(path, "wb") as f:
-                        pickle.dump(dict(name=name, split=split, rho=rho, fits=fits,
-                                         refits=refits, params=search.cv_results_["params"]),
-                                    f)
-                    best = refits[search.best_index_]
-                    print(name, split, rho, _key(search.best_params_),
-                          " ".join(f"{refit} {best[key + '_cpu']:.2f} s Ap "
-                                   f"{best[key + '_ap']:.4f}" for refit, key in REFITS.items()
-                                   if key != "average"), flush=True)
+                    if not os.path.exists(path):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            cell = _collect_cell(name, split, rho, args.data_dir)
+                        with open(path, "wb") as f:
+                            pickle.dump(cell, f)
+
+
+def _collect_cell(name, split, rho, data_dir):
+    """One cell's exhaustive search, every fit recorded, and the refits of the settings some
+    design picks (None for the others: no design reads them)."""
+    X, X_test, Y, Y_test, folds = observed_split(name, data_dir, split, rho)
+    folds = list(folds.split(X))
+    recorder = _Recorder()
+    search = GLOCALCV(cv=folds, random_state=split, scoring=recorder, refit=False,
+                      racing=None)
+    recorder.last = time.process_time()
+    search.fit(X, Y)
+    candidates = search.cv_results_["params"]
+    n = len(candidates)
+    if len(recorder.fits) != n * len(folds):  # a vanished fit is not scored
+        raise RuntimeError(f"{name} split {split} rho {rho}: {len(recorder.fits)} fits "
+                           f"scored of {n * len(folds)}")
+    cell = _scored(dict(name=name, split=split, rho=rho, params=candidates,
+                        fits=[recorder.fits[f * n:(f + 1) * n] for f in range(len(folds))]))
+    picks = {pick for pick, _, _ in _designs(cell).values()}
+    base = search._base_estimator(Y.shape[1])
+    cell["refits"] = [_refits(base, params, cell["fits"], X, Y, X_test, Y_test)
+                      if j in picks else None for j, params in enumerate(candidates)]
+    for fold in cell["fits"]:
+        for fit in fold:
+            del fit["model"]
+    best = cell["refits"][search.best_index_]
+    print(name, split, rho, _key(search.best_params_), f"{len(picks)} settings refitted",
+          " ".join(f"{refit} {best[key + '_cpu']:.2f} s Ap {best[key + '_ap']:.4f}"
+                   for refit, key in REFITS.items() if key != "average"), flush=True)
+    return cell
 
 
 def _refits(base, params, fits, X, Y, X_test, Y_test):
@@ -131,14 +145,30 @@ def _refits(base, params, fits, X, Y, X_test, Y_test):
     return row
 
 
-def _table(cell):
-    """Candidates (lam2, normalize_rows), fold scores and fold CPU, candidates in grid order."""
+def _load(path):
+    with open(path, "rb") as f:
+        return _scored(pickle.load(f))
+
+
+def _scored(cell):
+    """``cell`` with every fit's validation scores scored by the search's criterion
+    (``score``) and by the unweighted observed Ap (``unweighted``)."""
+    for fold in cell["fits"]:
+        for fit in fold:
+            fit["score"] = observed_weighted_average_precision(fit["Y"], fit["scores"])
+            fit["unweighted"] = observed_average_precision(fit["Y"], fit["scores"])
+    return cell
+
+
+def _table(cell, criterion="score"):
+    """Candidates (lam2, normalize_rows), fold scores by ``criterion`` and fold CPU,
+    candidates in grid order."""
     candidates = [_key(params) for params in cell["params"]]
     scores, cpu = (np.zeros((len(cell["fits"]), len(candidates))) for _ in range(2))
     for f, fold in enumerate(cell["fits"]):
         for fit in fold:
             j = candidates.index(fit["params"])
-            scores[f, j], cpu[f, j] = fit["score"], fit["cpu"]
+            scores[f, j], cpu[f, j] = fit[criterion], fit["cpu"]
     return candidates, scores, cpu
 
 
@@ -148,7 +178,7 @@ def _fold_parts(cell, f, alive):
     for fit in cell["fits"][f]:
         j = candidates.index(fit["params"])
         if alive[j]:
-            parts[j] = part_scores(lambda rows, fit=fit: observed_average_precision(
+            parts[j] = part_scores(lambda rows, fit=fit: observed_weighted_average_precision(
                 fit["Y"][rows], fit["scores"][rows]), len(fit["Y"]), f)
     return parts
 
@@ -193,12 +223,15 @@ def _designs(cell):
                                               3 * (len(raw) + 1))}
     for level in (1.0, 2.0, 3.0):
         designs[f"racing {level:g}"] = _race(cell, level)
+    # The same exhaustive search, its settings compared by the unweighted observed Ap.
+    designs["unweighted criterion"] = (int(np.argmax(_table(cell, "unweighted")[1].mean(0))),
+                                       cpu.sum(), 3 * n)
     return designs
 
 
 def evaluate(args):
-    cells = [pickle.load(open(path, "rb"))
-             for path in sorted(glob.glob(os.path.join(args.directory, "*.pkl")))]
+    cells = [_load(path) for directory in args.directories
+             for path in sorted(glob.glob(os.path.join(directory, "*.pkl")))]
     rows = defaultdict(list)
     for cell in cells:
         designs = _designs(cell)
@@ -252,7 +285,7 @@ def measure(args):
                             f"{_key(search.best_params_)} {ap:.4f}")
                     path = _cell_path(args.out, name, split, rho)
                     if os.path.exists(path):
-                        cell = pickle.load(open(path, "rb"))
+                        cell = _load(path)
                         pick = _designs(cell)["exhaustive"][0]
                         reference = cell["refits"][pick]["cold_ap"]
                         line += (f" {_key(cell['params'][pick])} {reference:.4f} "
@@ -270,7 +303,7 @@ def main():
         command.add_argument("--rhos", nargs="+", type=float, default=[0.3, 0.7, 1.0])
         command.add_argument("--out", required=True)
         command.add_argument("--data-dir", default=DATA_DIR)
-    commands.add_parser("evaluate").add_argument("directory")
+    commands.add_parser("evaluate").add_argument("directories", nargs="+")
     args = parser.parse_args()
     {"collect": collect, "evaluate": evaluate, "measure": measure}[args.command](args)
 

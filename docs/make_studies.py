@@ -731,45 +731,22 @@ RECOMMENDED_COST_WHY = [
     "rows:",
     ""]
 
+RACING_WHY = (
+    "**Racing** (``racing``: after each fold but the last, a setting whose mean score is "
+    "behind the best by more than that many standard errors of the difference, from 10 "
+    "paired parts of the validation rows, is no longer raced; the settings a kept one starts "
+    "from are still fitted) is the only lever that held in every regime, at 1, 2 and 3 "
+    "standard errors; it is kept at one, the default, which saves the most, and most with "
+    "many labels, where every setting but the chosen one often drops after the first fold. "
+    "The noise comes from parts, not from bootstrap resamples: 30 resamples call the "
+    "criterion 30 times per setting and fold (3.5 ms a call on scores of 1000 rows and 26 "
+    "labels with 70 % of the entries missing: for the 13 or so fits of Arts' first two "
+    "folds, about a quarter of its whole search), 10 parts cost one call on all the rows. ")
+
 RECOMMENDED_RACING = [
-    "**Fewer fits: racing over the folds, and the search's other levers.** Each lever was "
-    "first evaluated offline, from one exhaustive search per cell with every fit's "
-    'validation scores and CPU seconds kept and every setting refitted (``python '
-    'benchmarks/bench_search_levers.py collect --datasets birds genbase medical --splits 0 '
-    '1 2 --rhos 0.3 0.7 1 --out DIR``, then ``evaluate DIR``, rows in '
-    '``docs/studies/data/search_levers.txt``; on design sets only: Birds, Genbase and '
-    'Medical at ρ = 0.3, 0.7 and 1, 23 searches in 9 (dataset, ρ) cells, 2 or 3 splits '
-    'each; Cal500 and the 374-label synthetic set were not reached on the loaded machine). '
-    'Per design, in how many cells the mean test Ap over the splits stayed within ±0.002 of '
-    "the exhaustive search's, the cell furthest from it, and the CPU of the fits made plus "
-    "the refit over the exhaustive search's (mean over the cells, then the range):",
-    "",
-    '* **Racing** (``racing``: after each fold but the last, a setting whose mean score is '
-    'behind the best by more than that many standard errors of the difference, from 10 '
-    'paired parts of the validation rows, is no longer raced; the settings a kept one '
-    'starts from are still fitted): at one standard error 9 of 9 cells, furthest +0.0011 '
-    '(Birds at ρ = 0.7: one split of three picked another ``lam2``, +0.0033), CPU 0.81 '
-    '(0.75-0.91); at 2, 9 of 9, +0.0011, 0.89 (0.76-1.00); at 3, 9 of 9, 0.0000, 0.98 '
-    '(0.88-1.00). Kept at one standard error, the default. The noise comes from parts, not '
-    'from bootstrap resamples: 30 resamples call the criterion 30 times per setting and '
-    'fold (3.5 ms a call on scores of 1000 rows and 26 labels with 70 % of the entries '
-    "missing: for the 13 or so fits of Arts' first two folds, about a quarter of its whole "
-    'search), 10 parts cost one call on all the rows.\n* **One held-out third** (the first '
-    'fold alone): 4 of 9, furthest −0.0300, CPU 0.47. **Two of the three folds**: 6 of 9, '
-    '+0.0034, 0.74. Not kept.\n* **``lam2`` on raw rows only**: 8 of 9, furthest +0.0216 '
-    '(Birds at ρ = 0.3, where the exhaustive search picked unit rows on one split, 0.065 '
-    'below), CPU 0.67; **``normalize_rows`` searched at the chosen ``lam2`` only**: 8 of 9, '
-    '+0.0216, 0.81. Not kept: neither holds every cell, and the gain on Birds is one split '
-    "of three.\n* **No cold refit.** From the chosen setting's model of the last fold "
-    '(``refit_start="fold"``; U, W and the Z_m carried over, V from W^T X), stopped at '
-    '``path_tol = 1e-2``: 4 of 9, furthest −0.0060 (Medical at ρ = 0.3; single splits '
-    '−0.0376 on Birds and −0.0117 on Medical), CPU 0.86; stopped at 1e-3: 5 of 9, −0.0089, '
-    "0.94. The fold models' scores averaged, with no refit at all: 3 of 9, −0.0292 (Medical "
-    "at ρ = 0.3), 0.77. Not kept: ``GLOCALCV()`` refits from GLOCAL's own start; "
-    '``refit_start="fold"`` stays an option.',
-    "",
-    'Then the default, measured for real on the same cells (``python '
-    'benchmarks/bench_search_levers.py measure --datasets birds --out DIR`` and '
+    'Then the default, measured for real on the cells of Birds, Genbase and Medical at ρ = '
+    '0.3–1, when the search still compared the settings by the unweighted observed Ap '
+    '(``python benchmarks/bench_search_levers.py measure --datasets birds --out DIR`` and '
     '``--datasets genbase medical --splits 0 1``; rows in '
     '``docs/studies/data/search_levers.txt``): in 21 searches it made 14 to 24 fold fits '
     "(16 in 11 of them) and picked the exhaustive search's setting, hence its test Ap, in "
@@ -1186,6 +1163,168 @@ def _rounds_allowed(cells):
          "CPU s per round", "BR's search", "per fit within the target"], rows)
 
 
+# The design sets of the search's levers with many labels (174 and 374; Birds, Genbase and
+# Medical have 19 to 45), and the regimes the levers are summed up in: (labels, rho).
+LEVER_MANY_LABELS = ("cal500", "synthetic:5000,500,374")
+LEVER_REGIMES = [("few", "0.3"), ("few", "0.1"), ("many", "0.3"), ("many", "0.1")]
+# (what, design, refit) of `bench_search_levers.py evaluate`'s rows, as the study names them.
+LEVERS = [
+    ("racing at 1 standard error (the default)", "racing_1", "scratch"),
+    ("racing at 2 standard errors", "racing_2", "scratch"),
+    ("racing at 3 standard errors", "racing_3", "scratch"),
+    ("one held-out third", "one_held-out_third", "scratch"),
+    ("two of the three folds", "two_of_3_folds", "scratch"),
+    ("``lam2`` on raw rows only", "lam2_on_raw_rows_only", "scratch"),
+    ("``normalize_rows`` at the chosen ``lam2`` only", "normalize_rows_at_the_chosen_lam2",
+     "scratch"),
+    ("refit from the last fold's model, tol 1e-2", "exhaustive", "fold_1e-2"),
+    ("refit from the last fold's model, tol 1e-3", "exhaustive", "fold_1e-3"),
+    ("no refit: the fold models' scores averaged", "exhaustive", "fold_average"),
+    ("the unweighted criterion", "unweighted_criterion", "scratch")]
+
+
+def _lever_rows(path):
+    """The rows per (design, refit, dataset, rho) of `bench_search_levers.py evaluate`, each
+    with its regime (few or many labels; rho 0.1, or 0.3 for 0.3 to 1)."""
+    rows, header = [], None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("design refit "):
+            header = line.split() if line.startswith("design refit dataset") else None
+        elif header and line.strip() and not line.startswith("#"):
+            row = dict(zip(header, line.split()))
+            row["regime"] = ("many" if row["dataset"] in LEVER_MANY_LABELS else "few",
+                             "0.1" if float(row["rho"]) == 0.1 else "0.3")
+            rows.append(row)
+    return rows
+
+
+def _lever_regimes(rows, design, refit):
+    """{regime: (cells within ±0.002 of the exhaustive search's mean test Ap, cells, the
+    furthest cell's mean difference, the mean CPU ratio)} of one lever."""
+    summary = {}
+    for regime in LEVER_REGIMES:
+        cells = [r for r in rows if (r["design"], r["refit"], r["regime"]) ==
+                 (design, refit, regime)]
+        if cells:
+            differences = [float(r["mean_dAp"]) for r in cells]
+            summary[regime] = (sum(abs(d) <= 0.002 for d in differences), len(cells),
+                               max(differences, key=abs),
+                               float(np.mean([float(r["cpu_ratio"]) for r in cells])))
+    return summary
+
+
+def _regime_text(regime):
+    labels, rho = regime
+    return (f"{'many' if labels == 'many' else 'few'} labels at "
+            f"ρ = {'0.1' if rho == '0.1' else '0.3–1'}")
+
+
+def _and(items):
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else items[0]
+
+
+def _most(rows, *fields):
+    """±the largest absolute value of ``fields`` over ``rows``."""
+    return f"±{max(abs(float(r[field])) for r in rows for field in fields):.4f}"
+
+
+def _search_levers(path):
+    """The search's levers per regime, offline from `bench_search_levers.py`'s exhaustive
+    searches: a table, what held where, and the two criteria compared."""
+    rows = _lever_rows(path)
+    cells = {(r["dataset"], r["rho"]): int(r["splits"]) for r in rows}
+    lines = [
+        "**Fewer fits: racing over the folds, and the search's other levers.** Each lever was "
+        "evaluated offline, from one exhaustive search per cell with every fit's validation "
+        "scores and CPU seconds kept and the settings the levers pick refitted (``python "
+        "benchmarks/bench_search_levers.py collect --datasets DATASETS --splits 0 1 2 --rhos "
+        "RHOS --out DIR``, then ``evaluate DIR``; the commands per cell and the rows are in "
+        "``docs/studies/data/search_levers.txt``). On the design sets only: Birds, Genbase and "
+        "Medical (19–45 labels, few) and Cal500 and the 374-label synthetic set (174 and 374 "
+        f"labels, many), at ρ = 0.1, 0.3, 0.7 and 1; {sum(cells.values())} searches in "
+        f"{len(cells)} (dataset, ρ) cells, "
+        + (f"{min(cells.values())} to " if min(cells.values()) < max(cells.values()) else "")
+        + f"{max(cells.values())} splits each. The settings are compared by the search's "
+        "criterion, the row-weighted observed Ap, recomputed from the stored validation "
+        "scores. The 374-label set's searches solved V and U by truncated Newton (opt-in, "
+        "``solver_options={\"_levers\": {\"truncated_newton\": True}}``), the others by the "
+        "default Newton visits. Per lever and regime: in how many cells the mean test Ap over the splits "
+        "stayed within ±0.002 of the exhaustive search's, the cell furthest from it, and the "
+        "CPU of the fits made plus the refit over the exhaustive search's (mean over the "
+        "cells). A lever held in a regime when every cell of it stayed within ±0.002:", ""]
+    table = []
+    for what, design, refit in LEVERS:
+        summary = _lever_regimes(rows, design, refit)
+        table.append([what] + [
+            f"{summary[r][0]} of {summary[r][1]}, {_signed(summary[r][2])}, {summary[r][3]:.2f}"
+            if r in summary else "–" for r in LEVER_REGIMES])
+    lines += _table(["lever"] + [_regime_text(r) for r in LEVER_REGIMES], table)
+    held = []
+    for what, design, refit in LEVERS[:-1]:
+        summary = _lever_regimes(rows, design, refit)
+        good = [r for r in LEVER_REGIMES if r in summary and summary[r][0] == summary[r][1]]
+        bad = [r for r in LEVER_REGIMES if r in summary and r not in good]
+        parts = [f"held with {_and([_regime_text(r) for r in good])}, saving "
+                 f"{_and([f'{(1 - summary[r][3]) * 100:.0f}' for r in good])} % of the "
+                 "CPU"] if good else []
+        parts += [f"not with {_regime_text(r)} ({summary[r][0]} of {summary[r][1]} cells, "
+                  f"furthest {_signed(summary[r][2])})" for r in bad]
+        held.append(f"* **{what[0].upper() + what[1:]}**: " + "; ".join(parts) + ".")
+    lines += ["\n".join(held), ""]
+    raw, third = (max((r for r in rows if (r["design"], r["refit"]) == (design, "scratch")),
+                      key=lambda r: abs(float(r["mean_dAp"])))
+                  for design in ("lam2_on_raw_rows_only", "one_held-out_third"))
+    many_third, many_racing = ([r for r in rows if (r["design"], r["refit"]) ==
+                                (design, "scratch") and r["regime"][0] == "many"]
+                               for design in ("one_held-out_third", "racing_1"))
+    few = {refit: _lever_regimes(rows, "exhaustive", refit)[("few", "0.1")][2]
+           for refit in ("fold_1e-2", "fold_average")}
+    lines += [
+        RACING_WHY + "The other levers are not kept. ``lam2`` on raw rows only moved the "
+        f"mean test Ap by {_signed(float(raw['mean_dAp']))} on {raw['dataset']} at ρ = "
+        f"{_rho(raw['rho'])} (one split {_signed(float(raw['min_dAp']))}), one held-out "
+        f"third by {_signed(float(third['mean_dAp']))} on {third['dataset']} at ρ = "
+        f"{_rho(third['rho'])} (one split {_signed(float(third['min_dAp']))}). No lever but "
+        "racing held with few labels. With many labels one held-out third came closest to a "
+        f"cheaper rule: every cell within {_most(many_third, 'mean_dAp')} and every split "
+        f"within {_most(many_third, 'min_dAp', 'max_dAp')} of the exhaustive search, at "
+        f"{np.mean([float(r['cpu_ratio']) for r in many_third]):.2f} of its CPU against "
+        f"racing's {np.mean([float(r['cpu_ratio']) for r in many_racing]):.2f}; a rule that "
+        "changes the validation with the number of labels was not built. Without "
+        "the cold refit (``refit_start=\"fold\"``: U, W and the Z_m carried over from the "
+        "chosen setting's model of the last fold, V from W^T X) the many-label cells held, "
+        f"but with few labels at ρ = 0.1 the mean test Ap moved by up to "
+        f"{_signed(few['fold_1e-2'])} ({_signed(few['fold_average'])} with the fold models' "
+        "scores averaged and no refit): ``GLOCALCV()`` refits from GLOCAL's own start, and "
+        "``refit_start=\"fold\"`` stays an option.", ""]
+    criterion = {(r["dataset"], float(r["rho"])): r for r in rows
+                 if (r["design"], r["refit"]) == ("unweighted_criterion", "scratch")}
+    changed = {cell: round((1 - float(r["same_pick"])) * int(r["splits"]))
+               for cell, r in criterion.items()}
+    apart = [f"{dataset} at ρ = {_rho(rho)} ({_signed(float(r['mean_dAp']))}, "
+             f"{changed[dataset, rho]} of {r['splits']} picks)"
+             for (dataset, rho), r in criterion.items() if abs(float(r["mean_dAp"])) > 0.002]
+    lines += [
+        "**The unweighted criterion against the row-weighted one** on the same exhaustive "
+        "searches: the setting the unweighted observed Ap "
+        "(``glocal.metrics.observed_average_precision``) picks against the default's "
+        "(``glocal.metrics.observed_weighted_average_precision``), per cell: the picks that "
+        "differ and the mean test Ap of the unweighted pick minus the default's (the "
+        "``unweighted_criterion scratch`` rows). With every label observed the two criteria "
+        f"are the same. The picks differ in {sum(changed.values())} of "
+        f"{sum(int(r['splits']) for r in criterion.values())} searches; the cells' mean test "
+        "Ap stayed within ±0.002 " + (f"but in {_and(apart)}:" if apart else "in every cell:"),
+        ""]
+    datasets = sorted({dataset for dataset, _ in criterion})
+    rhos = sorted({rho for _, rho in criterion})
+    lines += _table(["dataset"] + [f"ρ = {_rho(rho)}" for rho in rhos], [
+        [dataset] + [f"{changed[dataset, rho]} of {criterion[dataset, rho]['splits']}, "
+                     f"{_signed(float(criterion[dataset, rho]['mean_dAp']))}"
+                     if (dataset, rho) in criterion else "–" for rho in rhos]
+        for dataset in datasets])
+    return lines
+
+
 def _recommended_cost():
     """The recommended estimator's cost against tuned BR and one-vs-rest, where it goes and
     what was measured to lower it."""
@@ -1225,7 +1364,7 @@ def _recommended_cost():
     lines += _rounds_allowed(_recommended_rounds(DATA / "recommended.txt"))
     lines += RECOMMENDED_COST_WHY
     lines += _literal(DATA / "recommended_profile.txt")
-    lines += RECOMMENDED_RACING
+    lines += _search_levers(DATA / "search_levers.txt") + RECOMMENDED_RACING
     lines += _literal(DATA / "search_racing.txt", keep=lambda line: not line.startswith("#"))
     lines += RECOMMENDED_FINAL
     lines += _literal(DATA / "search_final.txt", keep=lambda line: not line.startswith("#"))

@@ -235,6 +235,9 @@ def resolve_truncated_newton(data, options, truncated=False):
     scaled to the block (`glocal.solver.optimizers.TruncatedNewtonSolver`), that fit came
     within 1 %, but the generator's 101-label set at ``lam2 = 4`` stopped 3.6 % above
     (-0.0073)."""
+    if not isinstance(truncated, (bool, np.bool_)):  # "auto" would read as True
+        raise ValueError(f"solver_options['_levers']['truncated_newton'] must be True or False, "
+                         f"got {truncated!r}")
     if data.label.quadratic or not data.samples.in_memory or _named(options, "U") or \
             _named(options, "V"):
         return False

@@ -756,6 +756,8 @@ def test_truncated_newton_only_where_asked(multilabel_data):
     assert plan.resolve_plan(many, N_LATENT, options, Levers()).v_step.func is steps.v_newton
     assert plan.resolve_plan(many, N_LATENT, options,
                              Levers(truncated_newton=True)).v_step is steps.v_by_problem
+    with pytest.raises(ValueError, match="must be True or False, got 'auto'"):
+        plan.resolve_truncated_newton(many, options, "auto")
 
 
 def test_truncated_newton_binds_whole_block_problems(multilabel_data):

@@ -23,6 +23,8 @@ from glocal.metrics import (
     label_auc,
     observed_average_precision,
     observed_average_precision_scorer,
+    observed_two_way_average_precision,
+    observed_two_way_average_precision_scorer,
     observed_weighted_average_precision,
     observed_weighted_average_precision_scorer,
     ranking_loss,
@@ -542,6 +544,64 @@ def test_observed_weighted_scorer_is_the_measure_of_the_decision_function(multil
     model = BR().fit(X, Y_observed)
     assert observed_weighted_average_precision_scorer(model, X, Y_observed) == \
         observed_weighted_average_precision(Y_observed, model.decision_function(X))
+
+
+def test_two_way_criterion_is_rows_and_labels_ranked_among_observed_entries():
+    rng = np.random.default_rng(5)
+    Y = _hide((rng.random((60, 7)) < 0.4).astype(float), 0.6, seed=6)
+    S = rng.integers(0, 5, size=Y.shape).astype(float)
+    per_label = []
+    for y, s in zip(Y.T, S.T):  # each label ranks its observed rows
+        seen = ~np.isnan(y)
+        if (y[seen] == 1).any():
+            per_label.extend(_bf_average_precision(y[seen][None], s[seen][None]))
+    for weight in (0.25, 0.6, 1.0):
+        assert observed_two_way_average_precision(Y, S, label_weight=weight) == pytest.approx(
+            (1 - weight) * observed_weighted_average_precision(Y, S)
+            + weight * np.mean(per_label), rel=1e-12)
+    assert observed_two_way_average_precision(Y, S, label_weight=0) == \
+        observed_weighted_average_precision(Y, S)
+    complete = (rng.random((40, 6)) < 0.4).astype(float)
+    assert observed_two_way_average_precision(complete, S[:40, :6]) == pytest.approx(
+        0.75 * average_precision(complete, S[:40, :6])
+        + 0.25 * average_precision(complete.T, S[:40, :6].T), rel=1e-12)
+    assert observed_two_way_average_precision(sp.csr_matrix(complete), S[:40, :6]) == \
+        observed_two_way_average_precision(complete, S[:40, :6])
+    with pytest.raises(ValueError, match=r"^label_weight must be in \[0, 1\], got 1.5.$"):
+        observed_two_way_average_precision(Y, S, label_weight=1.5)
+    with pytest.raises(ValueError, match="average_precision is undefined"):
+        observed_two_way_average_precision(np.where(Y == 1, np.nan, Y), S)
+
+
+def test_two_way_criterion_ranks_a_bias_only_model_below_a_real_one():
+    """Most labels missing, every row with one observed positive and one observed negative:
+    per-label biases alone (every row ranked alike) order most of these pairs right, so the
+    rows' Ap barely tells them from a real model; within each label they tie every row,
+    and the labels' term sees it."""
+    rng = np.random.default_rng(7)
+    n, l = 200, 6
+    truth = (rng.random((n, l)) < 0.5).astype(float)
+    Y = np.full((n, l), np.nan)
+    for i in range(n):  # one observed positive and one observed negative per row
+        pos, neg = np.flatnonzero(truth[i] == 1), np.flatnonzero(truth[i] == 0)
+        if len(pos) and len(neg):
+            Y[i, rng.choice(pos)], Y[i, rng.choice(neg)] = 1.0, 0.0
+    real = truth + 0.1 * rng.normal(size=truth.shape)
+    bias_only = np.tile(rng.normal(size=l), (n, 1))
+    rows = observed_weighted_average_precision
+    assert rows(Y, bias_only) > 0.6 and rows(Y, real) == 1.0
+    assert (observed_two_way_average_precision(Y, real)
+            - observed_two_way_average_precision(Y, bias_only)
+            > rows(Y, real) - rows(Y, bias_only))
+    assert observed_average_precision(Y.T, bias_only.T) < 0.6  # a tie within every label
+
+
+def test_two_way_scorer_is_the_measure_of_the_decision_function(multilabel_data):
+    X, Y = multilabel_data(n=80)
+    Y_observed = _hide(Y, 0.5, seed=0)
+    model = BR().fit(X, Y_observed)
+    assert observed_two_way_average_precision_scorer(model, X, Y_observed) == \
+        observed_two_way_average_precision(Y_observed, model.decision_function(X))
 
 
 def test_score_skips_missing_entries(multilabel_data):

@@ -15,7 +15,7 @@ from glocal import GLOCAL, GLOCALCV, GLObal
 from glocal._utils.progress import settings_text
 from glocal.baselines import BR
 from glocal.metrics import (observed_average_precision_scorer,
-                            observed_weighted_average_precision_scorer)
+                            observed_two_way_average_precision_scorer)
 from glocal.model_selection import (DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT,
                                     PATH_SOLVER_OPTIONS, select_hyperparameters)
 from glocal.model_selection._plan import _path_model, _plan
@@ -74,12 +74,12 @@ def test_observed_scorer_in_gridsearchcv_is_score(data):
 def test_without_warm_starts_glocalcv_is_gridsearchcv(data):
     """Same grid, folds, scorer and tol, every fit from scratch: the very same scores (the
     shared k-means groups are those each fit would find); GLOCALCV's default criterion is
-    `observed_weighted_average_precision`."""
+    `observed_two_way_average_precision`."""
     X, Y = data
     grid = {"lam2": [4.0, 1.0], "fit_intercept": [False, True]}
     base = GLOCAL(n_latent=3, random_state=0)
     search = GridSearchCV(base, grid, cv=FOLDS,
-                          scoring=observed_weighted_average_precision_scorer)
+                          scoring=observed_two_way_average_precision_scorer)
     search.fit(X, Y)
     ours = GLOCALCV(base, grid, path_param=None, path_tol=None, cv=FOLDS,
                     racing=None).fit(X, Y)

@@ -9,7 +9,7 @@ from sklearn.model_selection import KFold
 from sklearn.preprocessing import normalize
 
 from glocal import GLOCAL, GLOCALCV, GLObal, loCAL
-from glocal.metrics import observed_weighted_average_precision_scorer
+from glocal.metrics import observed_two_way_average_precision_scorer
 
 PARAMS = dict(n_latent=4, n_groups=2, max_iter=3, init_max_iter=3, fit_intercept=True,
               lam_v=0.0, random_state=0)
@@ -88,6 +88,6 @@ def test_glocalcv_searching_normalize_rows_keeps_its_shared_fold_caches_apart():
     for i, params in enumerate(search.cv_results_["params"]):
         for f, (train, test) in enumerate(folds):
             model = GLOCAL(**PARAMS).set_params(**params).fit(X[train], Y[train])
-            expected = observed_weighted_average_precision_scorer(model, X[test], Y[test])
+            expected = observed_two_way_average_precision_scorer(model, X[test], Y[test])
             assert search.cv_results_[f"split{f}_test_score"][i] == pytest.approx(expected,
                                                                                   abs=1e-10)

@@ -37,8 +37,9 @@ If nothing remains, a ValueError naming the measure is raised.
 among its observed entries only and skips rows without an observed positive; it is what
 every estimator's ``score`` returns, and `observed_average_precision_scorer` is the same
 measure as a ``scoring`` callable for ``GridSearchCV`` / ``cross_val_score``.
-`observed_weighted_average_precision` weights those rows by their number of observed labels:
-`glocal.GLOCALCV`'s cross-validation criterion (the same measure without NaN).
+`observed_weighted_average_precision` weights those rows by their number of observed labels
+(the same measure without NaN); `observed_two_way_average_precision`, `glocal.GLOCALCV`'s
+cross-validation criterion, adds to it each label's ranking of its observed rows.
 `evaluate_masked` gives every measure restricted to any chosen entries (undefined -> NaN).
 
 **Label sets and the top of the ranking.** `micro_f1` and `macro_f1` score predicted
@@ -63,6 +64,8 @@ from ._ranking import (
     label_auc,
     observed_average_precision,
     observed_average_precision_scorer,
+    observed_two_way_average_precision,
+    observed_two_way_average_precision_scorer,
     observed_weighted_average_precision,
     observed_weighted_average_precision_scorer,
     ranking_loss,
@@ -80,6 +83,8 @@ __all__ = [
     "observed_average_precision_scorer",
     "observed_weighted_average_precision",
     "observed_weighted_average_precision_scorer",
+    "observed_two_way_average_precision",
+    "observed_two_way_average_precision_scorer",
     "micro_f1",
     "macro_f1",
     "precision_at_k",

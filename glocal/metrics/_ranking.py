@@ -302,7 +302,8 @@ def observed_average_precision(y_true, y_score):
 def observed_weighted_average_precision(y_true, y_score):
     """Ap of each row's ranking of its observed labels, rows weighted by how many they have.
 
-    The cross-validation criterion of `glocal.GLOCALCV`. Each row with an observed
+    The first term of `glocal.GLOCALCV`'s cross-validation criterion
+    (`observed_two_way_average_precision`). Each row with an observed
     positive scores its `observed_average_precision` (ranked among its observed entries
     only; rows without an observed positive skipped), and the result is the mean of these
     row values weighted by each row's number of observed entries::
@@ -333,10 +334,72 @@ def observed_weighted_average_precision(y_true, y_score):
     return _mean(_masked_stats(y_true, y_score, mask), "average_precision", mask.sum(axis=1))
 
 
+def observed_two_way_average_precision(y_true, y_score, label_weight=0.25):
+    """Ap of each row's ranking of its labels and of each label's ranking of its rows, among
+    observed entries.
+
+    The cross-validation criterion of `glocal.GLOCALCV`::
+
+        (1 - label_weight) * observed_weighted_average_precision(y_true, y_score)
+            + label_weight * observed_average_precision(y_true.T, y_score.T)
+
+    The first term is the test measure: Ap of each row's labels, rows weighted by their
+    number of observed labels. The second ranks, for each label with an observed positive,
+    its observed rows, every such label weighing the same. When most labels are missing,
+    few rows hold an observed positive, and those hold a few observed labels: the first
+    term rests on them, and a model that ranks every row alike by its per-label biases
+    orders them almost as well as a real model. Each label's observed rows are many more,
+    and they tell the two apart. Without NaN the first term is `average_precision`.
+
+    Parameters
+    ----------
+    y_true, y_score : {array-like, sparse matrix} of shape (n_samples, n_labels)
+        The labels (NaN missing) and scores, as for `observed_average_precision`.
+    label_weight : float in [0, 1], default=0.25
+        The weight of the labels' rankings; 0 gives
+        `observed_weighted_average_precision`.
+
+    Returns
+    -------
+    precision : float
+        In (0, 1]; higher is better. A ValueError, as from `observed_average_precision`,
+        on invalid input or when no row has an observed positive label.
+    """
+    if not 0 <= label_weight <= 1:
+        raise ValueError(f"label_weight must be in [0, 1], got {label_weight!r}.")
+    rows = observed_weighted_average_precision(y_true, y_score)
+    if label_weight == 0:
+        return rows
+    y_true, y_score = (y if sp.issparse(y) else np.asarray(y) for y in (y_true, y_score))
+    labels = observed_average_precision(y_true.T, y_score.T)
+    return (1 - label_weight) * rows + label_weight * labels
+
+
+def observed_two_way_average_precision_scorer(estimator, X, Y):
+    """Scorer: `observed_two_way_average_precision` of a fitted estimator.
+
+    ``GLOCALCV``'s criterion with the ``scorer(estimator, X, y)`` signature that
+    ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` take as ``scoring``; uses
+    ``estimator.decision_function(X)``.
+
+    Parameters
+    ----------
+    estimator, X, Y
+        A fitted estimator with ``decision_function``, its features and the labels (NaN
+        missing), as for `observed_average_precision_scorer`.
+
+    Returns
+    -------
+    score : float
+        Higher is better.
+    """
+    return observed_two_way_average_precision(Y, estimator.decision_function(X))
+
+
 def observed_weighted_average_precision_scorer(estimator, X, Y):
     """Scorer: `observed_weighted_average_precision` of a fitted estimator.
 
-    ``GLOCALCV``'s criterion with the ``scorer(estimator, X, y)`` signature that
+    The rows' term of ``GLOCALCV``'s criterion with the ``scorer(estimator, X, y)`` signature that
     ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` take as ``scoring``; uses
     ``estimator.decision_function(X)``.
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._base import VANISHED_WARNING, scores_vanish
 from .._utils.progress import iterations_text
 from ..estimator import FitCache
-from ..metrics import observed_weighted_average_precision
+from ..metrics import observed_two_way_average_precision
 from ..thresholds import f1_thresholds
 from ._plan import _path_model
 from ._racing import N_PARTS, part_scores
@@ -17,12 +17,12 @@ from ._racing import N_PARTS, part_scores
 
 def _criterion(scorer, model, X_test, Y_test, validation_scores, rows=None):
     """The score of a fitted setting on the validation rows ``rows`` (None: all):
-    ``scorer`` None is `glocal.metrics.observed_weighted_average_precision`, on the scores
+    ``scorer`` None is `glocal.metrics.observed_two_way_average_precision`, on the scores
     already computed."""
     if rows is not None:
         X_test, Y_test, validation_scores = X_test[rows], Y_test[rows], validation_scores[rows]
     if scorer is None:
-        return observed_weighted_average_precision(Y_test, validation_scores)
+        return observed_two_way_average_precision(Y_test, validation_scores)
     return scorer(model, X_test, Y_test)
 
 
@@ -37,7 +37,7 @@ def _walk_fold(base, candidates, plan, X, Y, groups, train, test, scorer, path_t
     models by candidate, and its scores of the validation rows (float32, n_candidates x
     n_test x n_labels: they calibrate the probabilities). A candidate not fitted has NaN
     everywhere. ``scorer`` None is
-    `glocal.metrics.observed_weighted_average_precision` of the validation scores;
+    `glocal.metrics.observed_two_way_average_precision` of the validation scores;
     ``each_fit(step)`` is called after every fit, with its position in ``plan``.
 
     A fit whose scores vanish (`glocal._base.scores_vanish`) scores -inf, the worst: the

@@ -21,6 +21,9 @@ the pick from the folds' row-weighted Ap by every rule of `RULES` (the mean over
 `GLOCALCV` does, pooled, median, within one standard error), on these cells and on the
 exhaustive searches of ``benchmarks/bench_search_levers.py collect``. ``open`` prints one
 cell's settings: fold scores under both criteria, their noise, spread and test Ap.
+``search`` runs ``GLOCALCV()`` itself (racing, as users run it) on the same cells under its
+criterion (`glocal.metrics.observed_two_way_average_precision`) and under the rows' term
+alone, and writes each pick's test Ap and tuned BR's as CSV.
 
 Usage::
 
@@ -29,6 +32,8 @@ Usage::
     python benchmarks/bench_criterion.py report cells/ [--datasets ...] [--rhos ...]
     python benchmarks/bench_criterion.py rules cells/ [--levers DIR ...] [--csv FILE]
     python benchmarks/bench_criterion.py open cells/ entertainment 0.05 3
+    GLOCAL_DATA=/path/to/data python benchmarks/bench_criterion.py search \\
+        --datasets arts education --splits 5 --rhos 0.1 0.05 --store cells/ --out search.csv
 """
 
 import argparse
@@ -54,7 +59,8 @@ from glocal._utils.validation import LabelWarning  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
 from glocal.metrics import average_precision, evaluate_masked, label_auc  # noqa: E402
 from glocal.metrics import (observed_average_precision,  # noqa: E402
-                            observed_weighted_average_precision)
+                            observed_weighted_average_precision,
+                            observed_weighted_average_precision_scorer)
 from glocal.model_selection import DEFAULT_PARAM_GRID  # noqa: E402
 from glocal.model_selection._fold import _walk_fold  # noqa: E402
 from glocal.model_selection._plan import _plan  # noqa: E402
@@ -190,6 +196,8 @@ CRITERIA = {"instance Ap": lambda p: p["instance Ap"],
             "adaptive AUC": _adaptive("label AUC"),
             "adaptive Ap": _adaptive("label Ap"),
             "row-weighted Ap": lambda p: p["row-weighted Ap"],
+            **{f"two-way {w:g}": (lambda p, w=w: (1 - w) * p["row-weighted Ap"]
+                                  + w * p["label Ap"]) for w in (0.1, 0.25, 0.35, 0.5)},
             "guard 0.5": _guard(0.5),
             "guard 0.35": _guard(0.35)}
 
@@ -529,31 +537,59 @@ def rules(args):
         print(f"| {name} | {rho:g} | " + " | ".join(cells_) + " |")
 
 
-def export(args):
-    """The test Ap of GLOCALCV() (its default criterion, `observed_weighted_average_precision`),
-    of the same search by the unweighted `observed_average_precision`, and of BR tuned over
-    the library's `BR_GRID` by `select_hyperparameters`' criterion, as the missing-labels
-    study's rows."""
-    keep = BR_GRID["C"]
-    methods = {"GLOCALCV()": "row-weighted Ap", "GLOCALCV() by unweighted Ap": "instance Ap"}
-    with open(args.out, "w", newline="") as file:
-        writer = csv.DictWriter(file, ["dataset", "rho", "split", "method", "params", "ap"])
-        writer.writeheader()
-        for (name, rho, split), path in sorted(_load_cells(args.store, args.datasets,
-                                                          args.rhos).items()):
-            row = _evaluate_cell(path)
-            picks = _picks(row, keep)
-            cs = [C for C in row["br_cs"] if C in keep]
-            br = int(np.argmax([np.mean([p["instance Ap"] for p in row["br_parts"][i]])
-                                for i, C in enumerate(row["br_cs"]) if C in keep]))
-            for method, criterion in methods.items():
-                pick = picks[criterion][0]
-                writer.writerow(dict(dataset=name, rho=rho, split=split, method=method,
-                                     params=json.dumps(row["settings"][pick]),
-                                     ap=f"{row['test_ap'][pick]:.6f}"))
-            writer.writerow(dict(dataset=name, rho=rho, split=split, method="BR",
-                                 params=json.dumps({"C": cs[br]}),
-                                 ap=f"{picks['instance Ap'][2]:.6f}"))
+SCORINGS = {"two-way": None,  # GLOCALCV's default, observed_two_way_average_precision
+            "row-weighted": observed_weighted_average_precision_scorer}
+
+
+def search(args):
+    """``GLOCALCV()`` itself (racing, as a user runs it) on every (dataset, rho, split) of
+    ``run``'s protocol, under each criterion of ``--scorings``: the pick, its test Ap (from
+    the stored cell's refit when ``--store`` holds the cell, else refitted here) and tuned
+    BR's (the stored cell's; empty without it), appended to ``--out`` (a rerun skips the
+    rows present)."""
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        done = {(r["dataset"], float(r["rho"]), int(r["split"]), r["scoring"])
+                for r in csv.DictReader(out.open())}
+    fields = ["dataset", "rho", "split", "scoring", "lam2", "normalize_rows", "ap", "br_ap",
+              "search_cpu"]
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", LabelWarning)
+        for name in args.datasets:
+            for rho, split, X, _, Y, X_test, Y_test in _cells(name, args.rhos, args.splits):
+                path = _cell_path(args.store, name, rho, split) if args.store else None
+                row = _evaluate_cell(path) if path is not None and path.exists() else None
+                for scoring in args.scorings:
+                    if (name, rho, split, scoring) in done:
+                        continue
+                    tic = time.process_time()
+                    cv = GLOCALCV(random_state=split, scoring=SCORINGS[scoring],
+                                  refit=False).fit(X, Y)
+                    seconds = time.process_time() - tic
+                    params = cv.best_params_
+                    if row is not None:
+                        ap = row["test_ap"][row["settings"].index(params)]
+                        br = _picks(row, BR_GRID["C"])["instance Ap"][2]
+                    else:
+                        model = clone(cv._base_estimator(Y.shape[1])).set_params(**params)
+                        ap = average_precision(Y_test, model.fit(X, Y).decision_function(
+                            X_test))
+                        br = None
+                    new = not out.exists()
+                    with out.open("a", newline="") as file:
+                        writer = csv.DictWriter(file, fields)
+                        if new:
+                            writer.writeheader()
+                        writer.writerow(dict(
+                            dataset=name, rho=rho, split=split, scoring=scoring,
+                            lam2=params["lam2"], normalize_rows=params["normalize_rows"],
+                            ap=f"{ap:.6f}", br_ap="" if br is None else f"{br:.6f}",
+                            search_cpu=f"{seconds:.1f}"))
+                    print(f"{name} rho={rho:g} split={split} {scoring}: {params} "
+                          f"{ap:.4f} (BR {'-' if br is None else f'{br:.4f}'}) {seconds:.1f} s",
+                          flush=True)
 
 
 def main(argv=None):
@@ -574,12 +610,6 @@ def main(argv=None):
     p.add_argument("--br-criteria", action="store_true",
                    help="also tune BR by every criterion")
     p.add_argument("--ttest", action="store_true")
-    e = sub.add_parser("export", help="the study's rows (dataset, rho, split, method, "
-                                      "params, ap) as CSV")
-    e.add_argument("store")
-    e.add_argument("--datasets", nargs="+")
-    e.add_argument("--rhos", nargs="+", type=float)
-    e.add_argument("--out", required=True)
     q = sub.add_parser("rules", help="every selection rule of RULES against tuned BR and "
                                      "against the mean over folds")
     q.add_argument("store")
@@ -588,14 +618,21 @@ def main(argv=None):
     q.add_argument("--datasets", nargs="+")
     q.add_argument("--rhos", nargs="+", type=float)
     q.add_argument("--csv", help="write every cell's picks to this CSV file")
+    s = sub.add_parser("search", help="GLOCALCV() itself on each cell, under each criterion")
+    s.add_argument("--datasets", nargs="+", default=YAHOO)
+    s.add_argument("--splits", type=int, default=5)
+    s.add_argument("--rhos", nargs="+", type=float, default=[0.1, 0.05])
+    s.add_argument("--scorings", nargs="+", choices=list(SCORINGS), default=list(SCORINGS))
+    s.add_argument("--store", help="run's cells, for their refits and BR (optional)")
+    s.add_argument("--out", required=True, help="CSV file the rows are appended to")
     o = sub.add_parser("open", help="one cell's settings: fold scores, noise, spread, test Ap")
     o.add_argument("store")
     o.add_argument("dataset")
     o.add_argument("rho", type=float)
     o.add_argument("split", type=int)
     args = parser.parse_args(argv)
-    {"run": run, "report": report, "export": export, "rules": rules,
-     "open": open_cell}[args.command](args)
+    {"run": run, "report": report, "rules": rules,
+     "open": open_cell, "search": search}[args.command](args)
 
 
 if __name__ == "__main__":

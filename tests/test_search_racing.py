@@ -13,7 +13,8 @@ from glocal.metrics import observed_two_way_average_precision
 from glocal.model_selection import _search
 from glocal.model_selection._fold import _walk_fold
 from glocal.model_selection._plan import _needed, _plan
-from glocal.model_selection._racing import N_PARTS, contenders, part_scores
+from glocal.model_selection._racing import (N_PARTS, RACE_AFTER_ONE_FOLD_FROM, contenders,
+                                            first_racing_fold, part_scores)
 
 FOLDS = KFold(3, shuffle=True, random_state=0)
 
@@ -102,6 +103,26 @@ def test_racing_in_a_search_fits_the_contenders_only_and_counts_its_fits(monkeyp
         np.logical_not(rank_one)].max()
     assert not rank_one[search.best_index_]
     np.testing.assert_array_equal(results["mean_test_score"][rank_one], scores[0, rank_one])
+
+
+def test_racing_waits_for_two_folds_when_most_labels_are_missing():
+    """Below a fifth of the entries observed every setting is fitted on two folds before any
+    drop; from it on, on one. The same search that drops the rank-1 settings after the first
+    fold with 60 % observed keeps them for the second with 15 % observed."""
+    Y = np.full((10, 10), np.nan)
+    Y.flat[:20] = 1.0  # 20 % observed
+    assert RACE_AFTER_ONE_FOLD_FROM == 0.2 and first_racing_fold(Y, 3) == 1
+    Y.flat[19] = np.nan
+    assert first_racing_fold(Y, 3) == 2 and first_racing_fold(Y, 2) == 2
+    assert first_racing_fold(np.zeros((4, 3)), 5) == 1
+    grid = {"lam2": [2.0, 1.0], "n_latent": [1, 4]}
+    for hidden, fitted_on_fold_1 in [(0.4, 2), (0.85, 4)]:
+        X, Y = _data(n=300, hidden=hidden)
+        assert (np.isnan(Y).mean() > 1 - RACE_AFTER_ONE_FOLD_FROM) == (hidden > 0.5)
+        results = GLOCALCV(GLOCAL(random_state=0), grid, cv=FOLDS, random_state=0,
+                           racing=2.0).fit(X, Y).cv_results_
+        assert np.isfinite(results["split0_test_score"]).all()
+        assert np.isfinite(results["split1_test_score"]).sum() == fitted_on_fold_1
 
 
 def test_without_racing_the_search_is_the_exhaustive_one(data):

@@ -25,7 +25,7 @@ from ._calibration import fit_platt, platt_proba
 from ._defaults import DEFAULT_ESTIMATOR_PARAMS, DEFAULT_PARAM_GRID, MAX_DEFAULT_LATENT
 from ._fold import _walk_fold
 from ._plan import _needed, _plan
-from ._racing import contenders
+from ._racing import contenders, first_racing_fold
 
 
 def _fold_stats(values, fitted):
@@ -115,8 +115,12 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     with the same ``random_state`` finds the same groups for every setting, so this changes
     no result).
 
-    **Racing over the folds** (``racing``, default 1). The first fold fits every setting.
-    After it, and after each later fold but the last, a setting stops being fitted when its
+    **Racing over the folds** (``racing``, default 1). The first fold fits every setting
+    (the first two when fewer than a fifth of the label entries are observed: the fitted
+    models then vary from fold to fold more than one fold's validation rows show, and
+    racing after one fold dropped settings that won the later ones; see
+    `glocal.model_selection._racing`). After it, and after each later fold but the last, a
+    setting stops being fitted when its
     mean validation score over the folds done is behind the best one's by more than
     ``racing`` standard errors of their difference; the later folds fit the others only.
     The standard error is measured on the validation rows, whatever ``scoring`` is: each
@@ -389,15 +393,16 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         fits; each run ends with the warnings its fits raised.
 
         Without racing the folds are walked in parallel (``n_jobs``). With racing the first
-        fold is walked alone, then the others by batches of ``n_jobs`` folds; after each
-        batch but the last, `contenders` drops the settings behind the best, and the
-        following folds fit the others only, and the settings their fits start from."""
+        fold (the first two with most labels missing, `first_racing_fold`) is walked first,
+        then the others by batches of ``n_jobs`` folds; after each batch but the last,
+        `contenders` drops the settings behind the best, and the following folds fit the
+        others only, and the settings their fits start from."""
         plan = _plan(candidates, self.path_param)
         n_folds, n_jobs = len(folds), effective_n_jobs(self.n_jobs)
         racing = self.racing is not None and n_folds > 1
-        batches = ([[0], *(list(range(i, min(i + n_jobs, n_folds)))
-                           for i in range(1, n_folds, n_jobs))]
-                   if racing else [list(range(n_folds))])
+        first = first_racing_fold(Y, n_folds) if racing else n_folds
+        batches = [list(range(first)), *(list(range(i, min(i + n_jobs, n_folds)))
+                                         for i in range(first, n_folds, n_jobs))]
         # Racing's parts of each fold's validation rows; drawn only when racing, so that
         # the search without it draws nothing from a given RandomState.
         seeds = (check_random_state(self.random_state).randint(np.iinfo(np.int32).max,

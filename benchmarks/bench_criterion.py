@@ -21,7 +21,8 @@ the pick from the folds' row-weighted Ap by every rule of `RULES` (the mean over
 `GLOCALCV` does, pooled, median, within one standard error), on these cells and on the
 exhaustive searches of ``benchmarks/bench_search_levers.py collect``. ``open`` prints one
 cell's settings: fold scores under both criteria, their noise, spread and test Ap.
-``search`` runs ``GLOCALCV()`` itself (racing, as users run it) on the same cells under its
+``racing`` replays racing on the stored folds (after one fold, after two, none). ``search``
+runs ``GLOCALCV()`` itself (racing, as users run it) on the same cells under its
 criterion (`glocal.metrics.observed_two_way_average_precision`) and under the rows' term
 alone, and writes each pick's test Ap and tuned BR's as CSV.
 
@@ -49,6 +50,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,11 +61,12 @@ from glocal._utils.validation import LabelWarning  # noqa: E402
 from glocal.baselines import BR  # noqa: E402
 from glocal.metrics import average_precision, evaluate_masked, label_auc  # noqa: E402
 from glocal.metrics import (observed_average_precision,  # noqa: E402
+                            observed_two_way_average_precision,
                             observed_weighted_average_precision,
                             observed_weighted_average_precision_scorer)
 from glocal.model_selection import DEFAULT_PARAM_GRID  # noqa: E402
 from glocal.model_selection._fold import _walk_fold  # noqa: E402
-from glocal.model_selection._plan import _plan  # noqa: E402
+from glocal.model_selection._plan import _needed, _plan  # noqa: E402
 from glocal.model_selection._racing import N_PARTS, contenders, part_scores  # noqa: E402
 from glocal.protocol import (BR_GRID, drop_unlabeled_rows, paired_ttest,  # noqa: E402
                              random_splits, sample_observed)
@@ -592,6 +595,99 @@ def search(args):
                           flush=True)
 
 
+def _racing_inputs(path):
+    """Every setting's `glocal.metrics.observed_two_way_average_precision` on each fold of a
+    stored cell and on racing's parts of the fold, drawn as ``GLOCALCV(random_state=split)``
+    draws them (-inf: a vanished fit); cached beside the cell."""
+    cache = path.with_suffix(".racing.npz")
+    if cache.exists():
+        data = np.load(cache)
+        return data["scores"], data["parts"]
+    data = np.load(path)
+    Y, fold_of, val = data["Y"], data["fold_of"], data["glocal_val"].astype(float)
+    folds = np.unique(fold_of)
+    split = int(path.stem.rsplit("split", 1)[1])
+    seeds = check_random_state(split).randint(np.iinfo(np.int32).max, size=len(folds))
+    scores = np.full((len(folds), len(val)), -np.inf)
+    parts = np.full((len(folds), len(val), N_PARTS), -np.inf)
+    for k in folds:
+        Y_k = Y[fold_of == k]
+        for i, S in enumerate(v[fold_of == k] for v in val):
+            if not np.isnan(S).any():
+                scores[k, i] = observed_two_way_average_precision(Y_k, S)
+                parts[k, i] = part_scores(lambda rows, S=S: observed_two_way_average_precision(
+                    Y_k[rows], S[rows]), len(Y_k), seeds[k])
+    np.savez(cache, scores=scores, parts=parts)
+    return scores, parts
+
+
+def _race(scores, parts, plan, first, level=1.0):
+    """The pick and the fold fits of a search that races the settings (`contenders` at
+    ``level``) after fold ``first`` and every later one but the last; ``first`` = number of
+    folds: every setting on every fold."""
+    n_folds, n = scores.shape
+    kept = alive = np.ones(n, dtype=bool)
+    fitted = np.zeros((n_folds, n), dtype=bool)
+    for k in range(n_folds):
+        fitted[k] = alive
+        if first <= k + 1 < n_folds:
+            kept = contenders(np.where(fitted[:k + 1], scores[:k + 1], np.nan),
+                              np.where(fitted[:k + 1, :, None], parts[:k + 1], np.nan),
+                              kept, level)
+            alive = _needed(plan, kept)
+    mean = np.where(fitted.all(axis=0), scores.mean(axis=0), -np.inf)
+    return int(np.argmax(mean)), int(fitted.sum())
+
+
+def racing(args):
+    """Racing replayed on the stored cells of every ``store`` under GLOCALCV's criterion,
+    from the folds' own scores and parts (the same picks as the search): after the first
+    fold, after the second, and every setting on every fold; test Ap against tuned BR's and
+    against every setting on every fold, and the fold fits made."""
+    designs = {"after one fold": 1, "after two folds": 2, "every setting on every fold": 3}
+    groups = {}
+    for store in args.stores:
+        for (name, rho, split), path in sorted(_load_cells(store, args.datasets,
+                                                          args.rhos).items()):
+            row = _evaluate_cell(path)
+            scores, parts = _racing_inputs(path)
+            plan = _plan(row["settings"], "lam2")
+            br = _picks(row, BR_GRID["C"])["instance Ap"][2]
+            for design, first in designs.items():
+                pick, fits = _race(scores, parts, plan, first)
+                groups.setdefault((rho <= 0.1, name, rho, design), []).append(
+                    (row["test_ap"][pick] - br, fits))
+    print("Racing under GLOCALCV's criterion, replayed on the stored folds: test Ap minus "
+          "tuned BR's, mean [worst split]; minus every setting on every fold, mean [worst]; "
+          "fold fits (of 24)\n")
+    print("| dataset | rho | splits | " + " | ".join(designs) + " |")
+    print("|---|---|---|" + "---|" * len(designs))
+    keys = sorted({key[:3] for key in groups})
+    totals = {}
+    for low, name, rho in keys:
+        every = np.array([d for d, _ in groups[(low, name, rho, "every setting on every fold")]])
+        cells = []
+        for design in designs:
+            diff = np.array([d for d, _ in groups[(low, name, rho, design)]])
+            fits = np.mean([f for _, f in groups[(low, name, rho, design)]])
+            cells.append(f"{diff.mean():+.4f} [{diff.min():+.4f}]; {(diff - every).mean():+.4f} "
+                         f"[{(diff - every).min():+.4f}]; {fits:.1f}")
+            total = totals.setdefault((low, design), [[], [], []])
+            total[0] += list(diff - every)
+            total[1] += [f for _, f in groups[(low, name, rho, design)]]
+            total[2] += list(diff)
+        print(f"| {name} | {rho:g} | {len(every)} | " + " | ".join(cells) + " |")
+    print("\nAll searches at rho <= 0.1 and at rho >= 0.3: searches; picks other than every "
+          "setting on every fold's; their test Ap change, sum [worst]; searches more than 0.02 "
+          "below BR; mean fold fits\n")
+    for (low, design), (change, fits, diff) in sorted(totals.items()):
+        change = np.array(change)
+        print(f"rho {'<= 0.1' if low else '>= 0.3'} {design}: {len(change)} searches, "
+              f"{np.sum(change != 0)} other picks, {change.sum():+.4f} "
+              f"[{change.min():+.4f}], {np.sum(np.array(diff) < -0.02)} below BR by 0.02, "
+              f"{np.mean(fits):.1f} fits")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -625,6 +721,10 @@ def main(argv=None):
     s.add_argument("--scorings", nargs="+", choices=list(SCORINGS), default=list(SCORINGS))
     s.add_argument("--store", help="run's cells, for their refits and BR (optional)")
     s.add_argument("--out", required=True, help="CSV file the rows are appended to")
+    c = sub.add_parser("racing", help="racing replayed on the stored cells' folds")
+    c.add_argument("stores", nargs="+")
+    c.add_argument("--datasets", nargs="+")
+    c.add_argument("--rhos", nargs="+", type=float)
     o = sub.add_parser("open", help="one cell's settings: fold scores, noise, spread, test Ap")
     o.add_argument("store")
     o.add_argument("dataset")
@@ -632,7 +732,7 @@ def main(argv=None):
     o.add_argument("split", type=int)
     args = parser.parse_args(argv)
     {"run": run, "report": report, "rules": rules,
-     "open": open_cell, "search": search}[args.command](args)
+     "open": open_cell, "search": search, "racing": racing}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -538,12 +538,15 @@ def test_weighted_criterion_ranks_a_bias_only_model_below_a_real_one():
             > observed_weighted_average_precision(Y, bias_only))
 
 
-def test_observed_weighted_scorer_is_the_measure_of_the_decision_function(multilabel_data):
+@pytest.mark.parametrize("scorer, measure", [
+    (observed_weighted_average_precision_scorer, observed_weighted_average_precision),
+    (observed_two_way_average_precision_scorer, observed_two_way_average_precision)])
+def test_observed_scorers_are_their_measures_of_the_decision_function(multilabel_data, scorer,
+                                                                       measure):
     X, Y = multilabel_data(n=80)
     Y_observed = _hide(Y, 0.5, seed=0)
     model = BR().fit(X, Y_observed)
-    assert observed_weighted_average_precision_scorer(model, X, Y_observed) == \
-        observed_weighted_average_precision(Y_observed, model.decision_function(X))
+    assert scorer(model, X, Y_observed) == measure(Y_observed, model.decision_function(X))
 
 
 def test_two_way_criterion_is_rows_and_labels_ranked_among_observed_entries():
@@ -594,14 +597,6 @@ def test_two_way_criterion_ranks_a_bias_only_model_below_a_real_one():
             - observed_two_way_average_precision(Y, bias_only)
             > rows(Y, real) - rows(Y, bias_only))
     assert observed_average_precision(Y.T, bias_only.T) < 0.6  # a tie within every label
-
-
-def test_two_way_scorer_is_the_measure_of_the_decision_function(multilabel_data):
-    X, Y = multilabel_data(n=80)
-    Y_observed = _hide(Y, 0.5, seed=0)
-    model = BR().fit(X, Y_observed)
-    assert observed_two_way_average_precision_scorer(model, X, Y_observed) == \
-        observed_two_way_average_precision(Y_observed, model.decision_function(X))
 
 
 def test_score_skips_missing_entries(multilabel_data):

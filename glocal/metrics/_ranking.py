@@ -376,17 +376,15 @@ def observed_two_way_average_precision(y_true, y_score, label_weight=0.25):
 
 
 def observed_two_way_average_precision_scorer(estimator, X, Y):
-    """Scorer: `observed_two_way_average_precision` of a fitted estimator.
+    """Scorer: `observed_two_way_average_precision` of ``estimator.decision_function(X)``.
 
-    ``GLOCALCV``'s criterion with the ``scorer(estimator, X, y)`` signature that
-    ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` take as ``scoring``; uses
-    ``estimator.decision_function(X)``.
+    The default ``scoring`` of `glocal.GLOCALCV`, as a callable for ``GridSearchCV``,
+    ``cross_val_score`` and ``cross_validate``.
 
     Parameters
     ----------
     estimator, X, Y
-        A fitted estimator with ``decision_function``, its features and the labels (NaN
-        missing), as for `observed_average_precision_scorer`.
+        As for `observed_average_precision_scorer` (Y with NaN for missing labels).
 
     Returns
     -------

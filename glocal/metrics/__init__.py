@@ -53,21 +53,23 @@ counts pairs from cumulative counts over tie groups; no pair is ever enumerated.
 
 from ._label_sets import label_report, macro_f1, micro_f1, ndcg_at_k, precision_at_k, \
     top_k_labels
-from ._ranking import (
-    GREATER_IS_BETTER,
-    PAPER_NAMES,
-    average_precision,
-    coverage,
-    evaluate,
+from ._observed import (
     evaluate_masked,
-    instance_auc,
-    label_auc,
     observed_average_precision,
     observed_average_precision_scorer,
     observed_two_way_average_precision,
     observed_two_way_average_precision_scorer,
     observed_weighted_average_precision,
     observed_weighted_average_precision_scorer,
+)
+from ._ranking import (
+    GREATER_IS_BETTER,
+    PAPER_NAMES,
+    average_precision,
+    coverage,
+    evaluate,
+    instance_auc,
+    label_auc,
     ranking_loss,
 )
 

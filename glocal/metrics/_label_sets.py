@@ -11,13 +11,8 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-from ._ranking import (
-    _check_inputs,
-    _label_stats,
-    _masked_stats,
-    _observed_inputs,
-    _row_values,
-)
+from ._observed import _masked_stats, _observed_inputs
+from ._ranking import _check_inputs, _label_stats, _row_values
 
 
 def _observed_sets(y_true, y_pred):

@@ -118,9 +118,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
     **Racing over the folds** (``racing``, default 1). The first fold fits every setting
     (the first two when fewer than a fifth of the label entries are observed: the fitted
     models then vary from fold to fold more than one fold's validation rows show, and
-    racing after one fold dropped settings that won the later ones; see
-    `glocal.model_selection._racing`). After it, and after each later fold but the last, a
-    setting stops being fitted when its
+    racing after one fold dropped settings that won the later ones, as the missing-labels
+    study of the documentation measures). After it, and after each later fold but the
+    last, a setting stops being fitted when its
     mean validation score over the folds done is behind the best one's by more than
     ``racing`` standard errors of their difference; the later folds fit the others only.
     The standard error is measured on the validation rows, whatever ``scoring`` is: each
@@ -181,8 +181,9 @@ class GLOCALCV(MultiLabelMixin, BaseEstimator):
         Refit the best setting on all the data (needed for ``predict``).
     n_jobs : int or None, default=None
         Folds fitted in parallel by joblib (each fold walks all paths). With ``racing``,
-        the first fold is fitted alone, then the others by batches of ``n_jobs`` folds,
-        the settings dropped after each batch.
+        the first fold (the first two with most labels missing, as below) is fitted
+        first, then the others by batches of ``n_jobs`` folds, the settings dropped after
+        each batch.
     thresholds : {"cv", "sign"}, default="cv"
         The cut of every label's scores in ``predict``: tuned by the cross-validation
         (above), or 0.

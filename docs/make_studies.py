@@ -192,8 +192,8 @@ DESIGN_SEARCH_SETS = ["birds", "genbase", "medical", "cal500", "synthetic:5000,5
 
 def _criterion_searches():
     """``criterion_search.csv`` (``benchmarks/bench_criterion.py search``) as the study's rows
-    (dataset, rho, split, method, ap; BR where the cell holds it) and the picks
-    {(dataset, rho, split, method): (lam2, unit rows)}."""
+    (dataset, rho, split, method, ap; BR where the cell holds it), their test Ap and the
+    picks, both by (dataset, rho, split, method): the picks as (lam2, unit rows)."""
     rows, picks, seen = [], {}, set()
     for r in _read_csv(DATA / "criterion_search.csv"):
         key = (r["dataset"], r["rho"], r["split"])
@@ -206,18 +206,19 @@ def _criterion_searches():
             seen.add(key)
             rows.append(dict(dataset=r["dataset"], rho=r["rho"], split=r["split"], method=BR,
                              ap=r["br_ap"]))
-    return rows, picks
+    ap = {(r["dataset"], float(r["rho"]), int(r["split"]), r["method"]): float(r["ap"])
+          for r in rows}
+    return rows, ap, picks
 
 
 def _setting(pick):
     return f"lam2 = {pick[0]:g}" + (" with unit rows" if pick[1] else " on raw rows")
 
 
-def _criterion_moves(rows, picks, datasets, rhos):
+def _criterion_moves(ap, picks, datasets, rhos):
     """Per design cell: picks the two-way criterion changed, its mean test Ap minus the rows'
-    term's [worst split], and both against BR where the cells hold it."""
-    ap = {(r["dataset"], float(r["rho"]), int(r["split"]), r["method"]): float(r["ap"])
-          for r in rows}
+    term's [worst split], and both against BR where the cells hold it (``ap`` and ``picks``
+    of `_criterion_searches`)."""
     table = []
     for dataset in datasets:
         for rho in rhos:
@@ -275,15 +276,13 @@ def _racing_summary():
 
 def _most_labels_missing():
     """The section on 90 and 95 % of the labels missing, from ``criterion_search.csv``."""
-    rows, picks = _criterion_searches()
+    rows, ap, picks = _criterion_searches()
     datasets = [d for d in PAPER_DATASETS[:6] if any(r["dataset"] == d for r in rows)]
     recommended, rows_only = _paired(rows, RECOMMENDED), _paired(rows, ROWS_ONLY)
     yahoo = {name: {key: value for key, value in paired.items() if key[0] in datasets}
              for name, paired in [("two-way", recommended), ("rows", rows_only)]}
     worst = {name: min(diff.min() for diff, *_ in paired.values())
              for name, paired in yahoo.items()}
-    ap = {(r["dataset"], float(r["rho"]), int(r["split"]), r["method"]): float(r["ap"])
-          for r in rows}
     collapses = sorted((ap[key] - ap[(*key[:3], BR)], key) for key in ap
                        if key[3] == ROWS_ONLY and key[0] in datasets and picks[key][0] == 16
                        and ap[key] - ap[(*key[:3], BR)] < -0.02)
@@ -344,7 +343,7 @@ def _most_labels_missing():
         "**Nothing else moves.** The design sets, with the search as users run it under "
         "both criteria (the same folds and splits; 3 splits each; test Ap of the "
         "two-way pick minus the rows' term's pick; BR where the cells hold it):", ""]
-    lines += _criterion_moves(rows, picks, DESIGN_SEARCH_SETS, [0.3, 0.7, 1.0, 0.1])
+    lines += _criterion_moves(ap, picks, DESIGN_SEARCH_SETS, [0.3, 0.7, 1.0, 0.1])
     report = [d for d in ("enron", "image") if (d, 0.1) in recommended]
     lines += [
         "On two sets outside the Yahoo six and the design sets, at ρ = 0.1 (the same "
@@ -1568,12 +1567,12 @@ def _recommended_cost():
 def _same_picks_374():
     """"K of N": the 374-label set's searches at rho >= 0.3 in ``criterion_search.csv`` where
     both criteria picked the same setting."""
-    picks = defaultdict(dict)
-    for r in _read_csv(DATA / "criterion_search.csv"):
-        if r["dataset"] == "synthetic:5000,500,374" and float(r["rho"]) >= 0.3:
-            picks[(r["rho"], r["split"])][r["scoring"]] = (r["lam2"], r["normalize_rows"])
-    both = [p for p in picks.values() if len(p) == 2]
-    return f"{sum(len(set(p.values())) == 1 for p in both)} of {len(both)}"
+    picks = _criterion_searches()[2]
+    both = [(key, picks[(*key, ROWS_ONLY)]) for *key, method in picks
+            if key[0] == "synthetic:5000,500,374" and key[1] >= 0.3 and method == RECOMMENDED
+            and (*key, ROWS_ONLY) in picks]
+    return (f"{sum(picks[(*key, RECOMMENDED)] == other for key, other in both)} of "
+            f"{len(both)}")
 
 
 def _quality_against_cost(rows):

@@ -48,6 +48,15 @@ def _observed_inputs(y_true, y_score, mask=None):
     return y_true, y_score, mask
 
 
+def _observed_ap(y_true, y_score, mask, weights=None):
+    """Ap of each row among its entries of ``mask`` (inputs as `_observed_inputs` gives
+    them), averaged over the rows with a positive there, weighted by ``weights`` (one per
+    row) if given; with every entry observed, the plain measure (equal weights)."""
+    if mask.all():  # without regrouping the rows
+        return _mean(_row_stats(y_true, y_score), "average_precision")
+    return _mean(_masked_stats(y_true, y_score, mask), "average_precision", weights)
+
+
 def evaluate_masked(y_true, y_score, mask):
     """The measures of `evaluate`, each row restricted to chosen entries.
 
@@ -116,10 +125,7 @@ def observed_average_precision(y_true, y_score):
     ValueError
         On invalid input, or if no row has an observed positive label.
     """
-    y_true, y_score, mask = _observed_inputs(y_true, y_score)
-    if mask.all():  # the plain measure, without regrouping the rows
-        return _mean(_row_stats(y_true, y_score), "average_precision")
-    return _mean(_masked_stats(y_true, y_score, mask), "average_precision")
+    return _observed_ap(*_observed_inputs(y_true, y_score))
 
 
 def observed_weighted_average_precision(y_true, y_score):
@@ -152,9 +158,7 @@ def observed_weighted_average_precision(y_true, y_score):
         on invalid input or when no row has an observed positive label.
     """
     y_true, y_score, mask = _observed_inputs(y_true, y_score)
-    if mask.all():  # equal weights: the plain measure
-        return observed_average_precision(y_true, y_score)
-    return _mean(_masked_stats(y_true, y_score, mask), "average_precision", mask.sum(axis=1))
+    return _observed_ap(y_true, y_score, mask, mask.sum(axis=1))
 
 
 def observed_two_way_average_precision(y_true, y_score, label_weight=0.25):
@@ -190,11 +194,12 @@ def observed_two_way_average_precision(y_true, y_score, label_weight=0.25):
     """
     if not 0 <= label_weight <= 1:
         raise ValueError(f"label_weight must be in [0, 1], got {label_weight!r}.")
-    rows = observed_weighted_average_precision(y_true, y_score)
+    y_true, y_score, mask = _observed_inputs(y_true, y_score)
+    rows = _observed_ap(y_true, y_score, mask, mask.sum(axis=1))
     if label_weight == 0:
         return rows
-    y_true, y_score = (y if sp.issparse(y) else np.asarray(y) for y in (y_true, y_score))
-    labels = observed_average_precision(y_true.T, y_score.T)
+    # Labels as rows, contiguous for the row sorts.
+    labels = _observed_ap(*(np.ascontiguousarray(a.T) for a in (y_true, y_score, mask)))
     return (1 - label_weight) * rows + label_weight * labels
 
 
@@ -220,9 +225,9 @@ def observed_two_way_average_precision_scorer(estimator, X, Y):
 def observed_weighted_average_precision_scorer(estimator, X, Y):
     """Scorer: `observed_weighted_average_precision` of a fitted estimator.
 
-    The rows' term of ``GLOCALCV``'s criterion with the ``scorer(estimator, X, y)`` signature that
-    ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` take as ``scoring``; uses
-    ``estimator.decision_function(X)``.
+    The rows' term of ``GLOCALCV``'s criterion, with the ``scorer(estimator, X, y)``
+    signature that ``GridSearchCV``, ``cross_val_score`` and ``cross_validate`` take as
+    ``scoring``; uses ``estimator.decision_function(X)``.
 
     Parameters
     ----------

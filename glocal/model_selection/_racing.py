@@ -24,7 +24,7 @@ N_PARTS = 10
 # one fold's training rows to another's. With most label entries missing that variation
 # dominates: racing after the first fold dropped settings that won the later folds (at 5 and
 # 10 % observed, 15 of 80 design and Yahoo searches picked another setting than every
-# setting on every fold would, 0.03 to 0.06 test Ap lower in four; after the second fold,
+# setting on every fold would, 0.03 to 0.06 test Ap lower in three; after the second fold,
 # 4 picks and at most 0.009). Below this observed fraction racing waits for two folds.
 RACE_AFTER_ONE_FOLD_FROM = 0.2
 
